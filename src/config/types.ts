@@ -1,0 +1,134 @@
+// The validated configuration: a pure function of the environment and the config folder
+// (see load.ts). Everything downstream reads this, never process.env.
+
+export const REGIONS = ['global', 'eu', 'au', 'in'] as const;
+export type Region = (typeof REGIONS)[number];
+
+/** One region's hosts (config/regions.json). */
+export interface RegionHosts {
+  /** Voice agent host, `ws`/`wss`, no path. On a regional deployment this is the regional API host. */
+  agentUrl: string;
+  /** Speech REST host for this region (token grant, speak, read, models). */
+  speechApiUrl: string;
+  /** Management calls (projects, keys) always go to the global API host. */
+  managementApiUrl: string;
+}
+
+export interface SpeakProvider {
+  type: string;
+  /** `v1` needs a `lyric-` model, `v2` a `turn-` model (speech-service spec 4.5, 9.5). */
+  version: 'v1' | 'v2';
+  model: string;
+  [extra: string]: unknown;
+}
+
+export interface ProviderSpec {
+  type: string;
+  model?: string;
+  [extra: string]: unknown;
+}
+
+/** A function the agent may call, run by callbridge over HTTP (issue: call control). */
+export interface HttpFunction {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  url: string;
+  /** HMAC-SHA256 key for the `X-Callbridge-Signature` header sent with each call. */
+  secret?: string;
+  timeoutMs: number;
+}
+
+export interface AgentProfile {
+  name: string;
+  language: string;
+  prompt: string;
+  greeting?: string;
+  listen?: { provider: ProviderSpec };
+  think: { provider: ProviderSpec; endpoint?: Record<string, unknown> };
+  /** Absent: the agent's default voice, `turn-kit-en`. */
+  speak?: { provider: SpeakProvider };
+  /** Built-in client-side functions the profile enables. */
+  builtins: {
+    endCall: boolean;
+    /** Numbers (E.164) or `sip:` addresses `transfer_call` may dial; empty disables transfer. */
+    transferAllowList: string[];
+  };
+  httpFunctions: HttpFunction[];
+  dtmf: {
+    enabled: boolean;
+    interDigitTimeoutMs: number;
+    terminator: string;
+    maxDigits: number;
+  };
+  limits: {
+    /** Caller silence after which the agent is prompted to check in; 0 disables. */
+    silencePromptMs: number;
+    /** Caller silence after which the call ends politely; 0 disables. */
+    silenceHangupMs: number;
+    /** Longest call; 0 disables. */
+    maxCallMs: number;
+  };
+  fallback: {
+    /** Pre-rendered μ-law 8 kHz audio played when no agent can be reached. */
+    audioFile?: string;
+    /** Number to transfer to when no agent can be reached. */
+    transferTo?: string;
+  };
+  tags: string[];
+}
+
+export interface NumberRouting {
+  /** Profile for a called number that has no entry. */
+  default: string;
+  /** Called number in E.164 → profile name. */
+  routes: Record<string, string>;
+}
+
+export type AgentAuth = 'key' | 'grant';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Base URL carriers reach this server at, without a trailing slash. */
+  publicUrl: string;
+  region: Region;
+  nodeEnv: string;
+  logLevel: string;
+  agent: {
+    /** `null`: the built-in local agent runs in-process (see sim/). */
+    url: string | null;
+    apiKey: string | null;
+    auth: AgentAuth;
+    speechApiUrl: string;
+    managementApiUrl: string;
+    connectTimeoutMs: number;
+  };
+  configDir: string;
+  dataDir: string;
+  redisUrl: string | null;
+  twilio: {
+    accountSid: string | null;
+    authToken: string | null;
+    apiUrl: string;
+  };
+  /** Key for stream tokens; several instances behind one number must share it. */
+  streamTokenSecret: string;
+  streamTokenTtlMs: number;
+  webhooks: {
+    /** Provider name → active secrets (several during rotation). */
+    secrets: Record<string, string[]>;
+    queuePilots: string[];
+    operatorGatewayUrl: string | null;
+    bodyLimitBytes: number;
+    secretsFile: string | null;
+  };
+  /** Fastify `trustProxy`: addresses or CIDRs, or false. */
+  trustProxy: string[] | false;
+  adminToken: string | null;
+  drainTimeoutMs: number;
+  maxCalls: number;
+  regions: Record<Region, RegionHosts>;
+  profiles: Record<string, AgentProfile>;
+  numbers: NumberRouting;
+}

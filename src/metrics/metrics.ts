@@ -1,0 +1,99 @@
+// Every metric callbridge exports, on a registry created per app. Labels are bounded: carrier,
+// direction, outcome, reason, provider, code, function name from the profile; never a call id.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10];
+
+export function createMetrics(region: string) {
+  const registry = new Registry();
+  registry.setDefaultLabels({ region });
+  collectDefaultMetrics({ register: registry, prefix: 'callbridge_' });
+
+  const r = [registry];
+  return {
+    registry,
+
+    callsActive: new Gauge({
+      name: 'callbridge_calls_active',
+      help: 'Calls bridged right now.',
+      labelNames: ['carrier'],
+      registers: r,
+    }),
+    callsTotal: new Counter({
+      name: 'callbridge_calls_total',
+      help: 'Calls that ended, by how they ended.',
+      labelNames: ['carrier', 'direction', 'reason'],
+      registers: r,
+    }),
+    callDuration: new Histogram({
+      name: 'callbridge_call_duration_seconds',
+      help: 'Length of ended calls.',
+      labelNames: ['carrier', 'direction'],
+      buckets: [5, 15, 30, 60, 120, 300, 600, 1200, 3600],
+      registers: r,
+    }),
+    streamsRejected: new Counter({
+      name: 'callbridge_streams_rejected_total',
+      help: 'Media streams refused before any agent was opened, by reason.',
+      labelNames: ['carrier', 'reason'],
+      registers: r,
+    }),
+    carrierFramesInvalid: new Counter({
+      name: 'callbridge_carrier_frames_invalid_total',
+      help: 'Carrier media frames that could not be read, by reason.',
+      labelNames: ['carrier', 'reason'],
+      registers: r,
+    }),
+    audioFrames: new Counter({
+      name: 'callbridge_audio_frames_total',
+      help: 'Audio frames relayed, by direction (uplink: caller to agent).',
+      labelNames: ['direction'],
+      registers: r,
+    }),
+    audioBytes: new Counter({
+      name: 'callbridge_audio_bytes_total',
+      help: 'Audio bytes relayed, by direction (uplink: caller to agent).',
+      labelNames: ['direction'],
+      registers: r,
+    }),
+    audioDropped: new Counter({
+      name: 'callbridge_audio_frames_dropped_total',
+      help: 'Audio frames dropped from a bounded buffer, by where.',
+      labelNames: ['buffer'],
+      registers: r,
+    }),
+    bargeIns: new Counter({
+      name: 'callbridge_barge_ins_total',
+      help: 'Times the caller interrupted the agent.',
+      registers: r,
+    }),
+    agentConnectDuration: new Histogram({
+      name: 'callbridge_agent_connect_duration_seconds',
+      help: 'From opening the agent socket to SettingsApplied.',
+      labelNames: ['outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers: r,
+    }),
+    agentMessages: new Counter({
+      name: 'callbridge_agent_messages_total',
+      help: 'Agent control messages received, by type (unknown types as "unknown").',
+      labelNames: ['type'],
+      registers: r,
+    }),
+    agentErrors: new Counter({
+      name: 'callbridge_agent_errors_total',
+      help: 'Agent Error and Warning messages and failed connects, by kind and code.',
+      labelNames: ['kind', 'code'],
+      registers: r,
+    }),
+
+    webhookRequests: new Counter({
+      name: 'callbridge_webhook_requests_total',
+      help: 'Webhook gateway requests, by provider and outcome.',
+      labelNames: ['provider', 'outcome'],
+      registers: r,
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
