@@ -38,6 +38,12 @@ export function createMetrics(region: string) {
       labelNames: ['carrier', 'reason'],
       registers: r,
     }),
+    carrierRequestsRejected: new Counter({
+      name: 'callbridge_carrier_requests_rejected_total',
+      help: 'Carrier webhooks and media upgrades refused, by reason.',
+      labelNames: ['carrier', 'reason'],
+      registers: r,
+    }),
     carrierFramesInvalid: new Counter({
       name: 'callbridge_carrier_frames_invalid_total',
       help: 'Carrier media frames that could not be read, by reason.',
@@ -69,7 +75,7 @@ export function createMetrics(region: string) {
     }),
     agentConnectDuration: new Histogram({
       name: 'callbridge_agent_connect_duration_seconds',
-      help: 'From opening the agent socket to SettingsApplied.',
+      help: 'From dialing the agent to SettingsApplied (outcome ready) or to a failed attempt (outcome failed).',
       labelNames: ['outcome'],
       buckets: LATENCY_BUCKETS,
       registers: r,
@@ -91,6 +97,52 @@ export function createMetrics(region: string) {
       name: 'callbridge_webhook_requests_total',
       help: 'Webhook gateway requests, by provider and outcome.',
       labelNames: ['provider', 'outcome'],
+      registers: r,
+    }),
+    webhookAuthFailures: new Counter({
+      name: 'callbridge_webhook_auth_failures_total',
+      help: 'Webhook requests whose signature was missing, malformed, wrong or expired, by provider and reason.',
+      labelNames: ['provider', 'reason'],
+      registers: r,
+    }),
+    webhookRateLimited: new Counter({
+      name: 'callbridge_webhook_rate_limited_total',
+      help: 'Webhook requests refused because the caller IP had too many authentication failures.',
+      labelNames: ['provider'],
+      registers: r,
+    }),
+    webhookDuplicates: new Counter({
+      name: 'callbridge_webhook_duplicates_total',
+      help: 'Webhook deliveries whose idempotency key was already processed.',
+      labelNames: ['provider'],
+      registers: r,
+    }),
+    webhookQueueDepth: new Gauge({
+      name: 'callbridge_webhook_queue_depth',
+      help: 'Events on the shared webhook queue (waiting, delayed for a retry or in flight).',
+      registers: r,
+    }),
+    webhookQueueOldestAge: new Gauge({
+      name: 'callbridge_webhook_queue_oldest_age_seconds',
+      help: 'Age of the oldest event on the shared webhook queue; 0 when empty.',
+      registers: r,
+    }),
+    webhookDeadLetters: new Gauge({
+      name: 'callbridge_webhook_dead_letters',
+      help: 'Webhook events that exhausted their delivery attempts.',
+      registers: r,
+    }),
+    webhookQueueDeliveries: new Counter({
+      name: 'callbridge_webhook_queue_deliveries_total',
+      help: 'Queued webhook events handled by the drainer, by provider and outcome (delivered, retried, dead_lettered).',
+      labelNames: ['provider', 'outcome'],
+      registers: r,
+    }),
+    webhookForwardDuration: new Histogram({
+      name: 'callbridge_webhook_forward_duration_seconds',
+      help: 'Time spent in a notification function, by provider and outcome (ok, failed).',
+      labelNames: ['provider', 'outcome'],
+      buckets: LATENCY_BUCKETS,
       registers: r,
     }),
   };

@@ -1,0 +1,84 @@
+// Opens the agent WebSocket. Settles exactly once: open, refused handshake, network error or
+// timeout; a socket that loses the race is torn down so nothing is left open.
+import WebSocket from 'ws';
+import { AgentConnectError } from '../errors.js';
+
+export interface AgentSocketOptions {
+  url: string;
+  authorization: string;
+  connectTimeoutMs: number;
+  maxPayloadBytes: number;
+}
+
+function refusal(status: number): AgentConnectError {
+  // PROTOCOLS.md section 1: 429 means too many simultaneous connections; it clears as calls end.
+  if (status === 429) {
+    return new AgentConnectError('agent refused the connection: too many concurrent sessions', {
+      code: 'CALLBRIDGE_AGENT_REFUSED',
+      retryable: true,
+      status,
+    });
+  }
+  if (status === 401 || status === 403) {
+    return new AgentConnectError(`agent rejected the credentials (HTTP ${status})`, {
+      code: 'CALLBRIDGE_AGENT_UNAUTHORIZED',
+      retryable: false,
+      status,
+    });
+  }
+  return new AgentConnectError(`agent handshake failed with HTTP ${status}`, {
+    code: 'CALLBRIDGE_AGENT_HANDSHAKE',
+    retryable: status >= 500,
+    status,
+  });
+}
+
+export function openAgentSocket(opts: AgentSocketOptions): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(opts.url, {
+      headers: { authorization: opts.authorization },
+      maxPayload: opts.maxPayloadBytes,
+      perMessageDeflate: false,
+    });
+    let settled = false;
+    const settle = (error: AgentConnectError | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      ws.off('open', onOpen);
+      ws.off('unexpected-response', onRefused);
+      if (error) {
+        ws.on('error', () => {}); // a late error on a socket we abandoned must not go unhandled
+        ws.terminate();
+        reject(error);
+      } else {
+        resolve(ws);
+      }
+    };
+    const onOpen = () => settle(null);
+    const onRefused = (_req: unknown, res: { statusCode?: number; resume(): void }) => {
+      res.resume();
+      settle(refusal(res.statusCode ?? 0));
+    };
+    const timer = setTimeout(
+      () =>
+        settle(
+          new AgentConnectError(`agent did not answer within ${opts.connectTimeoutMs} ms`, {
+            code: 'CALLBRIDGE_AGENT_TIMEOUT',
+            retryable: true,
+          }),
+        ),
+      opts.connectTimeoutMs,
+    );
+    ws.once('open', onOpen);
+    ws.once('unexpected-response', onRefused);
+    ws.once('error', (err) =>
+      settle(
+        new AgentConnectError(`agent unreachable: ${err.message}`, {
+          code: 'CALLBRIDGE_AGENT_UNREACHABLE',
+          retryable: true,
+        }),
+      ),
+    );
+  });
+}

@@ -1,0 +1,79 @@
+// Builds the `Settings` message (PROTOCOLS.md section 1) for one call from its agent profile.
+import type { MediaFormat } from '../carriers/carrier.js';
+import type { AgentProfile } from '../config/types.js';
+import type { AgentFunctionDecl, AudioSpec, HistoryMessage, SettingsMessage } from './protocol.js';
+
+export interface CallIdentity {
+  callSid: string;
+  streamSid: string;
+  carrier: string;
+}
+
+export const END_CALL_FUNCTION: AgentFunctionDecl = {
+  name: 'end_call',
+  description:
+    'End the phone call. Call this after saying goodbye, when the caller has nothing more to discuss.',
+  parameters: { type: 'object', properties: {} },
+};
+
+export function transferFunction(allowList: string[]): AgentFunctionDecl {
+  return {
+    name: 'transfer_call',
+    description: `Transfer the caller to a person. Allowed targets: ${allowList.join(', ')}.`,
+    parameters: {
+      type: 'object',
+      properties: { target: { type: 'string', description: 'Phone number (E.164) or SIP address to dial.' } },
+      required: ['target'],
+    },
+  };
+}
+
+export function declaredFunctions(profile: AgentProfile): AgentFunctionDecl[] {
+  const functions: AgentFunctionDecl[] = [];
+  if (profile.builtins.endCall) functions.push(END_CALL_FUNCTION);
+  if (profile.builtins.transferAllowList.length > 0) {
+    functions.push(transferFunction(profile.builtins.transferAllowList));
+  }
+  for (const fn of profile.httpFunctions) {
+    functions.push({ name: fn.name, description: fn.description, parameters: fn.parameters });
+  }
+  return functions;
+}
+
+/** Carrier audio passes through untouched: the agent is told to speak the carrier's own format. */
+export function audioSpec(format: MediaFormat): AudioSpec {
+  return { encoding: format.encoding, sample_rate: format.sampleRate };
+}
+
+export function buildSettings(
+  profile: AgentProfile,
+  call: CallIdentity,
+  format: MediaFormat,
+  history: HistoryMessage[] = [],
+): SettingsMessage {
+  const audio = audioSpec(format);
+  const functions = declaredFunctions(profile);
+  const agent: SettingsMessage['agent'] = {
+    language: profile.language,
+    think: {
+      provider: profile.think.provider,
+      prompt: profile.prompt,
+      ...(functions.length > 0 ? { functions } : {}),
+      ...(profile.think.endpoint ? { endpoint: profile.think.endpoint } : {}),
+    },
+  };
+  if (profile.listen) agent.listen = profile.listen;
+  if (profile.speak) agent.speak = profile.speak;
+  if (history.length > 0) {
+    // A resumed conversation: the agent gets what the caller heard so far, and no second greeting.
+    agent.context = { messages: history };
+  } else if (profile.greeting) {
+    agent.greeting = profile.greeting;
+  }
+  return {
+    type: 'Settings',
+    tags: ['callbridge', `carrier:${call.carrier}`, `call:${call.callSid}`, `stream:${call.streamSid}`, ...profile.tags],
+    audio: { input: audio, output: { ...audio, container: 'none' } },
+    agent,
+  };
+}

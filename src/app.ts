@@ -1,0 +1,109 @@
+// buildApp assembles the HTTP and WebSocket surface from a validated config and its dependencies.
+// It never listens, reads the environment or exits: src/main.ts does that.
+import websocket from '@fastify/websocket';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
+import type { AgentDialer } from './agent/dialer.js';
+import { CallEventHub } from './call/events.js';
+import { observerRoutes } from './call/observer.js';
+import { CallRegistry } from './call/registry.js';
+import { twilioRoutes } from './carriers/twilio/routes.js';
+import type { Config } from './config/types.js';
+import { codeForStatus, NotFoundError } from './errors.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
+import type { Store } from './store/store.js';
+
+export interface AppDeps {
+  logger: Logger;
+  store: Store;
+  dial: AgentDialer;
+  metrics?: Metrics;
+  /** Shown by `GET /`: where calls' agents live (`local` for the built-in agent). */
+  agentMode: 'remote' | 'local';
+}
+
+export interface CallbridgeState {
+  config: Config;
+  metrics: Metrics;
+  registry: CallRegistry;
+  events: CallEventHub;
+  draining: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    callbridge: CallbridgeState;
+  }
+}
+
+/** Largest WebSocket message accepted from a carrier; media frames are a few hundred bytes. */
+const MAX_MEDIA_FRAME_BYTES = 64 * 1024;
+const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const metrics = deps.metrics ?? createMetrics(config.region);
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    trustProxy: config.trustProxy === false ? false : config.trustProxy,
+    // Probes and scrapes arrive every few seconds; logging each would drown the call logs.
+    logController: new LogController({ disableRequestLogging: (req) => QUIET_PATHS.has(req.url ?? '') }),
+    // Slow-loris defence: a client must send its headers promptly.
+    requestTimeout: 30_000,
+  });
+
+  const state: CallbridgeState = {
+    config,
+    metrics,
+    registry: new CallRegistry(),
+    events: new CallEventHub(),
+    draining: false,
+  };
+  app.decorate('callbridge', state);
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    const ours = typeof err.code === 'string' && err.code.startsWith('CALLBRIDGE_');
+    if (status >= 500) req.log.error({ err }, 'request failed');
+    // No stack, and no internal message, ever leaves the process.
+    const message = status >= 500 && !ours ? 'internal error' : err.message;
+    return reply.code(status).send({ error: { code: ours ? err.code : codeForStatus(status), message } });
+  });
+  app.setNotFoundHandler((req) => {
+    throw new NotFoundError(`no route for ${req.method} ${req.url.split('?')[0]}`);
+  });
+
+  await app.register(websocket, { options: { maxPayload: MAX_MEDIA_FRAME_BYTES } });
+
+  app.get('/', async () => ({
+    name: 'callbridge',
+    region: config.region,
+    agent: deps.agentMode,
+    carriers: ['twilio'],
+    media: { twilio: '/media/twilio' },
+    calls: { active: state.registry.size },
+    webhooks: { endpoint: '/webhooks/:provider', providers: [] as string[] },
+  }));
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) =>
+    state.draining ? reply.code(503).send({ status: 'draining' }) : { status: 'ready' },
+  );
+  app.get('/metrics', async (_req, reply) =>
+    reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+
+  const mediaDeps = {
+    config,
+    store: deps.store,
+    dial: deps.dial,
+    metrics,
+    logger: deps.logger,
+    registry: state.registry,
+    events: state.events,
+  };
+  await app.register(twilioRoutes(mediaDeps));
+  await app.register(
+    observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: state.events }),
+  );
+
+  return app;
+}

@@ -1,0 +1,55 @@
+// The observer feed: `GET /calls/:callSid/events` streams a call's events (transcript lines,
+// barge-ins, function calls, the end) as Server-Sent Events. Its token is handed only to whoever
+// placed the call, in the voice webhook answer's `X-Callbridge-Observer` header, and is bound to
+// the CallSid. The admin token opens every call's feed.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { UnauthorizedError } from '../errors.js';
+import type { CallEvent, CallEventHub } from './events.js';
+
+export function observerToken(secret: string, callSid: string): string {
+  return createHmac('sha256', secret).update(`observe:${callSid}`).digest('base64url');
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+const HEARTBEAT_MS = 15_000;
+
+export function observerRoutes(deps: { secret: string; adminToken: string | null; events: CallEventHub }) {
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    app.get<{ Params: { callSid: string } }>('/calls/:callSid/events', async (req, reply) => {
+      const { callSid } = req.params;
+      const header = req.headers.authorization ?? '';
+      const bearer = header.startsWith('Bearer ') ? header.slice(7) : '';
+      const allowed =
+        bearer !== '' &&
+        (sameText(bearer, observerToken(deps.secret, callSid)) ||
+          (deps.adminToken !== null && sameText(bearer, deps.adminToken)));
+      if (!allowed) throw new UnauthorizedError('a bearer token for this call is required');
+
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-store',
+        connection: 'keep-alive',
+      });
+      res.write(': observing\n\n');
+      const write = (event: CallEvent) => {
+        res.write(`data: ${JSON.stringify(event)}\n\n`);
+        if (event.type === 'end') res.end();
+      };
+      const unsubscribe = deps.events.subscribe(callSid, write);
+      const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+      heartbeat.unref();
+      res.on('close', () => {
+        clearInterval(heartbeat);
+        unsubscribe();
+      });
+    });
+  };
+}

@@ -1,0 +1,43 @@
+// The live-call registry: every call from its media `start` to its end, so drain, capacity and
+// the no-orphans checks have one place to look.
+import type { CallSession } from './session.js';
+
+export class CallRegistry {
+  private readonly calls = new Map<string, CallSession>();
+  private idleWaiters: Array<() => void> = [];
+
+  add(session: CallSession): void {
+    this.calls.set(session.info.callSid, session);
+  }
+
+  remove(session: CallSession): void {
+    if (this.calls.get(session.info.callSid) === session) this.calls.delete(session.info.callSid);
+    if (this.calls.size === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  get(callSid: string): CallSession | undefined {
+    return this.calls.get(callSid);
+  }
+
+  has(callSid: string): boolean {
+    return this.calls.has(callSid);
+  }
+
+  get size(): number {
+    return this.calls.size;
+  }
+
+  all(): CallSession[] {
+    return [...this.calls.values()];
+  }
+
+  /** Resolves once no call is live. */
+  whenIdle(): Promise<void> {
+    if (this.calls.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+}

@@ -1,0 +1,99 @@
+// Twilio's HTTP and WebSocket surface: the voice webhook that answers with <Connect><Stream>,
+// status callbacks, and the bidirectional media stream (PROTOCOLS.md section 2).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { observerToken } from '../../call/observer.js';
+import { issueStreamToken } from '../../call/stream-token.js';
+import { BadRequestError, BadSignatureError } from '../../errors.js';
+import { handleMediaSocket, type MediaDeps } from '../media.js';
+import { createTwilioStream } from './protocol.js';
+import { validateTwilioSignature } from './signature.js';
+import { connectStreamTwiml } from './twiml.js';
+
+type FormParams = Record<string, string | string[]>;
+
+const FORM_BODY_LIMIT_BYTES = 64 * 1024;
+const SID = /^[A-Za-z0-9]{2,64}$/;
+
+/** The stream URL the carrier dials: the public base with its scheme turned into ws/wss. */
+export function mediaUrl(publicUrl: string, carrier: string): string {
+  return `${publicUrl.replace(/^http/, 'ws')}/media/${carrier}`;
+}
+
+function parseForm(body: string): FormParams {
+  const params: FormParams = {};
+  for (const [key, value] of new URLSearchParams(body)) {
+    const seen = params[key];
+    if (seen === undefined) params[key] = value;
+    else params[key] = Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return params;
+}
+
+function single(params: FormParams, key: string): string {
+  const value = params[key];
+  return typeof value === 'string' ? value : '';
+}
+
+export function twilioRoutes(deps: MediaDeps) {
+  const { config } = deps;
+  const authToken = config.twilio.authToken;
+
+  /** PROTOCOLS.md section 2: signed over the URL exactly as the carrier called it, plus POST params. */
+  const verify = (req: FastifyRequest, url: string, params: FormParams) => {
+    if (!authToken) return;
+    const header = req.headers['x-twilio-signature'];
+    if (typeof header !== 'string' || !validateTwilioSignature(authToken, header, url, params)) {
+      deps.metrics.carrierRequestsRejected.inc({ carrier: 'twilio', reason: 'bad_signature' });
+      throw new BadSignatureError('X-Twilio-Signature does not match this request');
+    }
+  };
+
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES },
+      (_req, body, done) => done(null, parseForm(body as string)),
+    );
+
+    app.post('/carriers/twilio/voice', async (req: FastifyRequest, reply: FastifyReply) => {
+      const params = (req.body ?? {}) as FormParams;
+      verify(req, `${config.publicUrl}${req.url}`, params);
+      const callSid = single(params, 'CallSid');
+      if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
+      const to = single(params, 'To');
+      const from = single(params, 'From');
+      const profile = config.numbers.routes[to] ?? config.numbers.default;
+      const direction = single(params, 'Direction').startsWith('outbound') ? 'outbound' : 'inbound';
+      const token = issueStreamToken(
+        config.streamTokenSecret,
+        { callSid, profile, from, to, direction },
+        config.streamTokenTtlMs,
+      );
+      req.log.info({ callSid, profile, direction }, 'voice webhook answered');
+      return reply
+        .header('content-type', 'text/xml; charset=utf-8')
+        .header('x-callbridge-observer', observerToken(config.streamTokenSecret, callSid))
+        .send(connectStreamTwiml(mediaUrl(config.publicUrl, 'twilio'), { token }));
+    });
+
+    app.post('/carriers/twilio/status', async (req: FastifyRequest, reply: FastifyReply) => {
+      const params = (req.body ?? {}) as FormParams;
+      verify(req, `${config.publicUrl}${req.url}`, params);
+      req.log.info(
+        { callSid: single(params, 'CallSid'), callStatus: single(params, 'CallStatus') },
+        'call status callback',
+      );
+      return reply.code(204).send();
+    });
+
+    app.get(
+      '/media/twilio',
+      {
+        websocket: true,
+        // The upgrade request is signed over the wss:// URL with no params.
+        preValidation: async (req) => verify(req, mediaUrl(config.publicUrl, 'twilio'), {}),
+      },
+      (socket) => handleMediaSocket(socket, { name: 'twilio', createStream: createTwilioStream }, deps),
+    );
+  };
+}

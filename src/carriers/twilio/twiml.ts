@@ -1,0 +1,69 @@
+// TwiML answers for Twilio voice webhooks and call updates (PROTOCOLS.md section 2).
+
+const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
+
+// Characters XML 1.0 cannot carry at all, escaped or not: dropped rather than emitting a document
+// Twilio would reject.
+const XML_FORBIDDEN =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+const TEXT_ESCAPES: Readonly<Record<string, string>> = Object.freeze({
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+});
+
+// Tab and newlines as character references: a parser normalizes literal ones in attributes to spaces.
+const ATTRIBUTE_ESCAPES: Readonly<Record<string, string>> = Object.freeze({
+  ...TEXT_ESCAPES,
+  '"': '&quot;',
+  "'": '&apos;',
+  '\t': '&#9;',
+  '\n': '&#10;',
+  '\r': '&#13;',
+});
+
+export function escapeXmlText(value: string): string {
+  return value.replace(XML_FORBIDDEN, '').replace(/[&<>]/g, (ch) => TEXT_ESCAPES[ch] ?? ch);
+}
+
+export function escapeXmlAttribute(value: string): string {
+  return value.replace(XML_FORBIDDEN, '').replace(/[&<>"'\t\n\r]/g, (ch) => ATTRIBUTE_ESCAPES[ch] ?? ch);
+}
+
+function response(body: string): string {
+  return `${XML_DECLARATION}<Response>${body}</Response>`;
+}
+
+/**
+ * Bidirectional stream (`<Connect>`, never the one-way `<Start>`). Per-call data travels as
+ * `<Parameter>`s because Twilio refuses a query string on the stream URL.
+ */
+export function connectStreamTwiml(streamUrl: string, params: Record<string, string>): string {
+  if (streamUrl.includes('?')) throw new Error('twiml: stream URL may not carry a query string');
+  let parameters = '';
+  for (const [name, value] of Object.entries(params)) {
+    parameters += `<Parameter name="${escapeXmlAttribute(name)}" value="${escapeXmlAttribute(value)}"/>`;
+  }
+  return response(`<Connect><Stream url="${escapeXmlAttribute(streamUrl)}">${parameters}</Stream></Connect>`);
+}
+
+/** Declines a call politely: the caller hears the text, then the call ends. */
+export function sayHangupTwiml(text: string): string {
+  return response(`<Say>${escapeXmlText(text)}</Say><Hangup/>`);
+}
+
+const E164 = /^\+[1-9]\d{1,14}$/;
+const SIP_URI = /^sips?:/i;
+
+/** Transfer target: an E.164 number or a `sip:`/`sips:` URI; anything else is a caller bug. */
+export function dialTwiml(target: string): string {
+  if (E164.test(target)) return response(`<Dial><Number>${target}</Number></Dial>`);
+  if (SIP_URI.test(target)) return response(`<Dial><Sip>${escapeXmlText(target)}</Sip></Dial>`);
+  throw new Error('twiml: dial target must be an E.164 number or a sip: URI');
+}
+
+export function redirectTwiml(url: string): string {
+  return response(`<Redirect>${escapeXmlText(url)}</Redirect>`);
+}

@@ -1,0 +1,38 @@
+// `callbridge <command>`: the one executable (package.json `bin`).
+const USAGE = `usage: callbridge <command> [options]
+
+commands:
+  serve     run the server (what npm start runs)
+  sim       run the local voice agent: sim [--port 8090] [--host 127.0.0.1] [--scenario FILE]
+  call      place a simulated call: call [--server URL] [--carrier twilio] [--wav FILE] [--out FILE]
+            [--from E164] [--to E164]
+  bench     run the load benchmark (see BENCHMARKS.md)
+  doctor    check configuration, secrets and reachability of the configured hosts
+`;
+
+const [command, ...args] = process.argv.slice(2);
+
+switch (command) {
+  case 'serve':
+    await import('./main.js');
+    break;
+  case 'sim': {
+    const { simCommand } = await import('./sim/agent/command.js');
+    await simCommand(args);
+    break;
+  }
+  case 'call': {
+    const { callCommand } = await import('./sim/carrier/command.js');
+    process.exitCode = await callCommand(args);
+    break;
+  }
+  case 'help':
+  case '--help':
+  case '-h':
+  case undefined:
+    process.stdout.write(USAGE);
+    break;
+  default:
+    process.stderr.write(`callbridge: unknown command "${command}"\n${USAGE}`);
+    process.exitCode = 2;
+}

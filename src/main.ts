@@ -1,0 +1,77 @@
+// The process: reads the environment, creates the logger, opens the store, starts the built-in
+// agent when no agent host is configured, listens, and drains gracefully on SIGTERM.
+import closeWithGrace from 'close-with-grace';
+import { buildApp } from './app.js';
+import { createAgentDialer } from './agent/dialer.js';
+import { loadConfig } from './config/load.js';
+import { createLogger } from './log.js';
+import { createMetrics } from './metrics/metrics.js';
+import { startLocalAgent } from './sim/agent/server.js';
+import { openStore } from './store/index.js';
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig(process.env);
+} catch (err) {
+  // One line naming the variable or file and field: the whole message a misconfigured deploy needs.
+  process.stderr.write(`callbridge: invalid configuration: ${(err as Error).message}\n`);
+  process.exit(1);
+}
+
+const logger = createLogger(config.logLevel);
+const metrics = createMetrics(config.region);
+const store = await openStore(config);
+
+let agentUrl = config.agent.url;
+let agentKey = config.agent.apiKey;
+const localAgent = agentUrl === null ? await startLocalAgent({ logger: logger.child({ component: 'local-agent' }) }) : null;
+if (localAgent) {
+  agentUrl = localAgent.url;
+  agentKey = 'local';
+  logger.info(
+    { agentUrl },
+    'no AGENT_URL configured: calls use the built-in local voice agent (set AGENT_URL and AGENT_API_KEY for a real one)',
+  );
+}
+
+if (!config.twilio.authToken) {
+  logger.warn('TWILIO_AUTH_TOKEN is not set: carrier requests are not verified');
+}
+
+const dial = createAgentDialer(
+  {
+    url: agentUrl!,
+    apiKey: agentKey!,
+    auth: localAgent ? 'key' : config.agent.auth,
+    speechApiUrl: localAgent ? localAgent.httpUrl : config.agent.speechApiUrl,
+    connectTimeoutMs: config.agent.connectTimeoutMs,
+  },
+  metrics,
+);
+const app = await buildApp(config, { logger, store, dial, metrics, agentMode: localAgent ? 'local' : 'remote' });
+
+closeWithGrace(
+  { delay: config.drainTimeoutMs + 10_000, logger: { error: (m: string) => logger.error(m) }, skip: ['SIGHUP'] },
+  async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'shutting down after an unexpected error');
+    const { registry } = app.callbridge;
+    app.callbridge.draining = true;
+    logger.info({ signal, liveCalls: registry.size, drainTimeoutMs: config.drainTimeoutMs }, 'draining');
+    // Live calls run to their end, up to the drain timeout; then they are ended.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      registry.whenIdle(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, config.drainTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    for (const call of registry.all()) call.end('shutdown');
+    await app.close();
+    await localAgent?.close();
+    await store.close();
+    logger.info('stopped');
+  },
+);
+
+await app.listen({ port: config.port, host: config.host });

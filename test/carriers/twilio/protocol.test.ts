@@ -1,0 +1,352 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { WireFrame } from '../../../src/carriers/carrier.js';
+import { createTwilioStream } from '../../../src/carriers/twilio/protocol.js';
+
+const STREAM_SID = 'MZ18ad3ab5a668481ce02b83e7395059f0';
+const CALL_SID = 'CA5ef8732a3c49700934481addd5ce1659';
+
+function frame(value: unknown): Buffer {
+  return Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+}
+
+function startFrame(start: Record<string, unknown> = {}): Buffer {
+  return frame({
+    event: 'start',
+    sequenceNumber: '1',
+    streamSid: STREAM_SID,
+    start: {
+      accountSid: 'AC0123',
+      streamSid: STREAM_SID,
+      callSid: CALL_SID,
+      tracks: ['inbound'],
+      mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      customParameters: { token: 'tok-1' },
+      ...start,
+    },
+  });
+}
+
+function mediaFrame(payload: unknown, track: unknown = 'inbound'): Buffer {
+  return frame({
+    event: 'media',
+    sequenceNumber: '4',
+    streamSid: STREAM_SID,
+    media: { track, chunk: '2', timestamp: '5', payload },
+  });
+}
+
+/** Twilio frames are JSON text: a Buffer here would go out as a binary WebSocket frame. */
+function text(wire: WireFrame): string {
+  if (typeof wire !== 'string') throw new Error('expected a text frame');
+  return wire;
+}
+
+function startedStream() {
+  const stream = createTwilioStream();
+  stream.parse(startFrame(), false);
+  return stream;
+}
+
+function parseError(data: Buffer, isBinary = false): unknown {
+  try {
+    createTwilioStream().parse(data, isBinary);
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
+
+function expectFrameError(data: Buffer, message: RegExp, isBinary = false): void {
+  const caught = parseError(data, isBinary);
+  expect(caught).toBeInstanceOf(Error);
+  expect((caught as { code?: string }).code).toBe('CALLBRIDGE_CARRIER_FRAME');
+  expect((caught as Error).message).toMatch(message);
+}
+
+describe('twilio parse: events', () => {
+  it('ignores connected', () => {
+    const event = createTwilioStream().parse(
+      frame({ event: 'connected', protocol: 'Call', version: '1.0.0' }),
+      false,
+    );
+    expect(event).toEqual({ type: 'ignored', event: 'connected' });
+  });
+
+  it('reads start with its media format and custom parameters', () => {
+    expect(createTwilioStream().parse(startFrame(), false)).toEqual({
+      type: 'start',
+      callSid: CALL_SID,
+      streamSid: STREAM_SID,
+      mediaFormat: { encoding: 'mulaw', sampleRate: 8000, channels: 1 },
+      customParameters: { token: 'tok-1' },
+    });
+  });
+
+  it.each([
+    ['audio/x-mulaw', 'mulaw'],
+    ['audio/x-alaw', 'alaw'],
+    ['audio/l16', 'linear16'],
+    ['audio/x-l16', 'linear16'],
+  ])('maps encoding %s to %s', (wire, encoding) => {
+    const event = createTwilioStream().parse(
+      startFrame({ mediaFormat: { encoding: wire, sampleRate: 16000, channels: 2 } }),
+      false,
+    );
+    expect(event).toMatchObject({ type: 'start', mediaFormat: { encoding, sampleRate: 16000, channels: 2 } });
+  });
+
+  it('defaults sample rate and channels, and the whole format when absent', () => {
+    const partial = createTwilioStream().parse(
+      startFrame({ mediaFormat: { encoding: 'audio/x-alaw' } }),
+      false,
+    );
+    expect(partial).toMatchObject({ mediaFormat: { encoding: 'alaw', sampleRate: 8000, channels: 1 } });
+    const absent = createTwilioStream().parse(startFrame({ mediaFormat: undefined }), false);
+    expect(absent).toMatchObject({ mediaFormat: { encoding: 'mulaw', sampleRate: 8000, channels: 1 } });
+  });
+
+  it('keeps only string custom parameters and treats absent ones as empty', () => {
+    const event = createTwilioStream().parse(
+      startFrame({ customParameters: { token: 't', n: 5, o: { a: 1 }, z: null } }),
+      false,
+    );
+    expect(event.type === 'start' && { ...event.customParameters }).toEqual({ token: 't' });
+    const raw = `{"event":"start","start":{"callSid":"CA1","streamSid":"MZ1","customParameters":{"__proto__":"p","k":"v"}}}`;
+    const proto = createTwilioStream().parse(frame(raw), false);
+    expect(proto.type === 'start' && Object.entries(proto.customParameters)).toEqual([
+      ['__proto__', 'p'],
+      ['k', 'v'],
+    ]);
+    const none = createTwilioStream().parse(startFrame({ customParameters: undefined }), false);
+    expect(none.type === 'start' && Object.keys(none.customParameters)).toEqual([]);
+  });
+
+  it('decodes inbound media, also before start and without a track', () => {
+    const bytes = randomBytes(160);
+    const stream = createTwilioStream();
+    expect(stream.parse(mediaFrame(bytes.toString('base64')), false)).toEqual({
+      type: 'audio',
+      payload: bytes,
+    });
+    const untracked = stream.parse(
+      frame({ event: 'media', media: { payload: bytes.toString('base64') } }),
+      false,
+    );
+    expect(untracked).toEqual({ type: 'audio', payload: bytes });
+  });
+
+  it('reads an empty payload as an empty buffer', () => {
+    expect(createTwilioStream().parse(mediaFrame(''), false)).toEqual({
+      type: 'audio',
+      payload: Buffer.alloc(0),
+    });
+  });
+
+  it('ignores media from other tracks', () => {
+    const payload = randomBytes(160).toString('base64');
+    expect(createTwilioStream().parse(mediaFrame(payload, 'outbound'), false)).toEqual({
+      type: 'ignored',
+      event: 'media',
+    });
+  });
+
+  it('decodes payloads of every length byte-exactly', () => {
+    const stream = createTwilioStream();
+    for (let length = 0; length <= 400; length++) {
+      const bytes = randomBytes(length);
+      const event = stream.parse(mediaFrame(bytes.toString('base64')), false);
+      expect(event.type === 'audio' && event.payload.equals(bytes)).toBe(true);
+    }
+  });
+
+  it.each(['0', '5', '9', '*', '#', 'A', 'B', 'C', 'D'])('reads dtmf digit %s', (digit) => {
+    const event = createTwilioStream().parse(
+      frame({ event: 'dtmf', streamSid: STREAM_SID, dtmf: { track: 'inbound_track', digit } }),
+      false,
+    );
+    expect(event).toEqual({ type: 'dtmf', digit });
+  });
+
+  it('reads mark and stop', () => {
+    const stream = startedStream();
+    expect(
+      stream.parse(frame({ event: 'mark', streamSid: STREAM_SID, mark: { name: 'm-7' } }), false),
+    ).toEqual({
+      type: 'mark',
+      name: 'm-7',
+    });
+    expect(
+      stream.parse(frame({ event: 'stop', stop: { accountSid: 'AC0123', callSid: CALL_SID } }), false),
+    ).toEqual({ type: 'stop' });
+  });
+
+  it('ignores unknown events', () => {
+    expect(createTwilioStream().parse(frame({ event: 'future-thing', x: 1 }), false)).toEqual({
+      type: 'ignored',
+      event: 'future-thing',
+    });
+  });
+});
+
+describe('twilio parse: malformed frames', () => {
+  it('rejects binary frames', () => {
+    expectFrameError(frame({ event: 'connected' }), /binary/, true);
+  });
+
+  it.each([
+    ['invalid JSON', '{"event":', /invalid JSON/],
+    ['a JSON array', '[1,2]', /not a JSON object/],
+    ['JSON null', 'null', /not a JSON object/],
+    ['a JSON string', '"media"', /not a JSON object/],
+    ['a missing event', '{"media":{}}', /event must be a string/],
+    ['a numeric event', '{"event":7}', /event must be a string/],
+  ])('rejects %s', (_name, text, message) => {
+    expectFrameError(frame(text), message);
+  });
+
+  it.each([
+    ['start without start object', { event: 'start' }, /start: start must be an object/],
+    ['start as array', { event: 'start', start: [] }, /start: start must be an object/],
+    [
+      'numeric callSid',
+      { event: 'start', start: { callSid: 1, streamSid: 'MZ1' } },
+      /callSid must be a string/,
+    ],
+    ['missing streamSid', { event: 'start', start: { callSid: 'CA1' } }, /streamSid must be a string/],
+    [
+      'unknown encoding',
+      {
+        event: 'start',
+        start: { callSid: 'CA1', streamSid: 'MZ1', mediaFormat: { encoding: 'audio/opus' } },
+      },
+      /unsupported mediaFormat.encoding/,
+    ],
+    [
+      'numeric encoding',
+      { event: 'start', start: { callSid: 'CA1', streamSid: 'MZ1', mediaFormat: { encoding: 1 } } },
+      /encoding must be a string/,
+    ],
+    [
+      'string sampleRate',
+      { event: 'start', start: { callSid: 'CA1', streamSid: 'MZ1', mediaFormat: { sampleRate: '8000' } } },
+      /sampleRate must be a positive integer/,
+    ],
+    [
+      'zero channels',
+      { event: 'start', start: { callSid: 'CA1', streamSid: 'MZ1', mediaFormat: { channels: 0 } } },
+      /channels must be a positive integer/,
+    ],
+    [
+      'mediaFormat as string',
+      { event: 'start', start: { callSid: 'CA1', streamSid: 'MZ1', mediaFormat: 'audio/x-mulaw' } },
+      /mediaFormat must be an object/,
+    ],
+    [
+      'customParameters as array',
+      { event: 'start', start: { callSid: 'CA1', streamSid: 'MZ1', customParameters: ['a'] } },
+      /customParameters must be an object/,
+    ],
+    ['media without media object', { event: 'media' }, /media: media must be an object/],
+    ['numeric payload', { event: 'media', media: { payload: 5 } }, /payload must be a string/],
+    ['missing payload', { event: 'media', media: { track: 'inbound' } }, /payload must be a string/],
+    ['numeric track', { event: 'media', media: { track: 1, payload: '' } }, /track must be a string/],
+    ['dtmf without dtmf object', { event: 'dtmf' }, /dtmf: dtmf must be an object/],
+    ['numeric digit', { event: 'dtmf', dtmf: { digit: 1 } }, /digit must be a string/],
+    ['unknown digit', { event: 'dtmf', dtmf: { digit: 'E' } }, /digit must be one of/],
+    ['two digits', { event: 'dtmf', dtmf: { digit: '12' } }, /digit must be one of/],
+    ['mark without mark object', { event: 'mark' }, /mark: mark must be an object/],
+    ['numeric mark name', { event: 'mark', mark: { name: 7 } }, /name must be a string/],
+  ])('rejects %s', (_name, value, message) => {
+    expectFrameError(frame(value), message);
+  });
+
+  it.each([
+    ['a character outside the alphabet', 'AAA*'],
+    ['a base64url character', 'ab-_'],
+    ['embedded whitespace', 'AAAA AAA='],
+    ['a length that is not a multiple of 4', 'AAAAA'],
+    ['missing padding', 'AAA'],
+    ['too much padding', 'AA==='],
+    ['padding in the middle', 'AA==AAAA'],
+    ['non-zero pad bits', 'AB=='],
+    ['a lone padding block', '===='],
+    ['a non-ASCII character', 'AAA\u00e9'],
+  ])('rejects a payload with %s', (_name, payload) => {
+    expectFrameError(mediaFrame(payload), /payload is not valid base64/);
+  });
+
+  it('never echoes frame content in the error message', () => {
+    const secret = 'SECRET-TOKEN-VALUE';
+    const cases = [
+      mediaFrame(`${secret}*`),
+      frame(`{"event":"${secret}`),
+      frame({
+        event: 'start',
+        start: { callSid: 'CA1', streamSid: 'MZ1', mediaFormat: { encoding: secret } },
+      }),
+      frame({ event: 'dtmf', dtmf: { digit: secret } }),
+    ];
+    for (const data of cases) {
+      const caught = parseError(data);
+      expect(caught).toBeInstanceOf(Error);
+      expect((caught as Error).message).not.toContain(secret);
+    }
+  });
+});
+
+describe('twilio serialize', () => {
+  it('throws a programming error before start', () => {
+    const stream = createTwilioStream();
+    expect(() => stream.audio(Buffer.alloc(160))).toThrow(/before start/);
+    expect(() => stream.clear()).toThrow(/before start/);
+    expect(() => stream.mark('m-1')).toThrow(/before start/);
+  });
+
+  it('writes media, mark and clear frames exactly', () => {
+    const stream = startedStream();
+    expect(stream.audio(Buffer.from([0xff, 0x7f, 0x00]))).toBe(
+      `{"event":"media","streamSid":"${STREAM_SID}","media":{"payload":"/38A"}}`,
+    );
+    expect(stream.mark('m-7')).toBe(`{"event":"mark","streamSid":"${STREAM_SID}","mark":{"name":"m-7"}}`);
+    expect(stream.clear()).toBe(`{"event":"clear","streamSid":"${STREAM_SID}"}`);
+  });
+
+  it('escapes the stream id and mark names as JSON', () => {
+    const stream = createTwilioStream();
+    const sid = 'MZ"\\\n\u2028';
+    stream.parse(startFrame({ streamSid: sid }), false);
+    const name = 'say "hi"\\\u0001';
+    expect(JSON.parse(text(stream.mark(name)))).toEqual({ event: 'mark', streamSid: sid, mark: { name } });
+    expect(JSON.parse(text(stream.clear()))).toEqual({ event: 'clear', streamSid: sid });
+    expect(JSON.parse(text(stream.audio(Buffer.alloc(0))))).toEqual({
+      event: 'media',
+      streamSid: sid,
+      media: { payload: '' },
+    });
+  });
+
+  it('round-trips random payloads byte-exactly through serialize and parse', () => {
+    const stream = startedStream();
+    for (let i = 0; i < 200; i++) {
+      const bytes = randomBytes(i % 7 === 0 ? 160 : i * 3 + (i % 3));
+      const sent = JSON.parse(text(stream.audio(bytes))) as { media: { payload: string } };
+      // What we send, placed in an inbound media frame, must decode to the very same bytes.
+      const event = stream.parse(mediaFrame(sent.media.payload), false);
+      expect(event.type === 'audio' && event.payload.equals(bytes)).toBe(true);
+    }
+  });
+
+  it('round-trips mark names through serialize and parse', () => {
+    const stream = startedStream();
+    const name = 'm-"7"<&>';
+    const sent = stream.mark(name);
+    expect(stream.parse(frame(text(sent)), false)).toEqual({ type: 'mark', name });
+  });
+
+  it('uses the latest start for serialization', () => {
+    const stream = startedStream();
+    stream.parse(startFrame({ streamSid: 'MZ2' }), false);
+    expect(stream.clear()).toBe('{"event":"clear","streamSid":"MZ2"}');
+  });
+});

@@ -1,0 +1,60 @@
+// Starts a real callbridge app on an ephemeral loopback port, configured like production through
+// loadConfig, with its store in a fresh temporary DATA_DIR.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { createAgentDialer } from '../../src/agent/dialer.js';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/types.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import { openStore } from '../../src/store/index.js';
+import type { Store } from '../../src/store/store.js';
+
+export interface TestServer {
+  app: FastifyInstance;
+  config: Config;
+  store: Store;
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(
+  env: Record<string, string>,
+  opts: { logger?: Logger } = {},
+): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-test-'));
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
+  const logger = opts.logger ?? pino({ level: 'silent' });
+  const metrics = createMetrics(config.region);
+  const store = await openStore(config);
+  const dial = createAgentDialer(
+    {
+      url: config.agent.url!,
+      apiKey: config.agent.apiKey!,
+      auth: config.agent.auth,
+      speechApiUrl: config.agent.speechApiUrl,
+      connectTimeoutMs: config.agent.connectTimeoutMs,
+    },
+    metrics,
+  );
+  const app = await buildApp(config, { logger, store, dial, metrics, agentMode: 'remote' });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  // Media URLs in TwiML derive from PUBLIC_URL; the port is known only now.
+  if (!env.PUBLIC_URL) config.publicUrl = baseUrl;
+  return {
+    app,
+    config,
+    store,
+    baseUrl,
+    close: async () => {
+      await app.close();
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

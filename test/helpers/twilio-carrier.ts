@@ -1,0 +1,153 @@
+// Plays Twilio against a live server: the voice webhook, then the media stream it names, with a
+// real `ws` client (PROTOCOLS.md section 2).
+import { randomBytes } from 'node:crypto';
+import twilio from 'twilio';
+import WebSocket from 'ws';
+
+export interface Answer {
+  status: number;
+  body: string;
+  streamUrl: string;
+  parameters: Record<string, string>;
+  observer: string | null;
+}
+
+export const newCallSid = () => `CA${randomBytes(16).toString('hex')}`;
+export const newStreamSid = () => `MZ${randomBytes(16).toString('hex')}`;
+
+export async function voiceWebhook(
+  baseUrl: string,
+  params: Record<string, string>,
+  opts: { authToken?: string; publicUrl?: string; signature?: string } = {},
+): Promise<Answer> {
+  const path = '/carriers/twilio/voice';
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (opts.signature !== undefined) headers['x-twilio-signature'] = opts.signature;
+  else if (opts.authToken) {
+    headers['x-twilio-signature'] = twilio.getExpectedTwilioSignature(
+      opts.authToken,
+      `${opts.publicUrl ?? baseUrl}${path}`,
+      params,
+    );
+  }
+  const res = await fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers,
+    body: new URLSearchParams(params).toString(),
+  });
+  const body = await res.text();
+  const streamUrl = /<Stream url="([^"]+)"/.exec(body)?.[1] ?? '';
+  const parameters: Record<string, string> = {};
+  for (const m of body.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\s*\/>/g)) {
+    parameters[m[1]!] = m[2]!.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  }
+  return { status: res.status, body, streamUrl, parameters, observer: res.headers.get('x-callbridge-observer') };
+}
+
+export interface CarrierStreamClient {
+  ws: WebSocket;
+  callSid: string;
+  streamSid: string;
+  /** Parsed JSON messages the server sent, in order. */
+  received: Array<Record<string, unknown>>;
+  start(customParameters: Record<string, string>, extra?: { mediaFormat?: Record<string, unknown> }): void;
+  media(payload: Buffer): void;
+  mark(name: string): void;
+  dtmf(digit: string): void;
+  stop(): void;
+  sendRaw(data: string | Buffer): void;
+  /** Concatenated audio payloads the server sent. */
+  audio(): Buffer;
+  waitFor(predicate: (m: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  waitForAudio(bytes: number): Promise<Buffer>;
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+export async function openMediaStream(
+  streamUrl: string,
+  opts: { callSid: string; headers?: Record<string, string> },
+): Promise<CarrierStreamClient> {
+  const ws = new WebSocket(streamUrl, { headers: opts.headers });
+  const received: Array<Record<string, unknown>> = [];
+  const listeners: Array<() => void> = [];
+  let closedResolve: (v: { code: number; reason: string }) => void = () => {};
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    closedResolve = resolve;
+  });
+  ws.on('message', (data: Buffer) => {
+    received.push(JSON.parse(data.toString('utf8')) as Record<string, unknown>);
+    for (const l of listeners.splice(0)) l();
+  });
+  ws.on('close', (code, reason) => {
+    closedResolve({ code, reason: reason.toString() });
+    for (const l of listeners.splice(0)) l();
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const streamSid = newStreamSid();
+  let seq = 0;
+  let chunk = 0;
+  const send = (m: Record<string, unknown>) => ws.send(JSON.stringify({ ...m, sequenceNumber: String(++seq) }));
+  const audio = () =>
+    Buffer.concat(
+      received
+        .filter((m) => m.event === 'media')
+        .map((m) => Buffer.from((m.media as { payload: string }).payload, 'base64')),
+    );
+  ws.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
+  return {
+    ws,
+    callSid: opts.callSid,
+    streamSid,
+    received,
+    start: (customParameters, extra = {}) =>
+      send({
+        event: 'start',
+        streamSid,
+        start: {
+          accountSid: `AC${'0'.repeat(32)}`,
+          streamSid,
+          callSid: opts.callSid,
+          tracks: ['inbound'],
+          mediaFormat: extra.mediaFormat ?? { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+          customParameters,
+        },
+      }),
+    media: (payload) => {
+      chunk++;
+      send({
+        event: 'media',
+        streamSid,
+        media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload: payload.toString('base64') },
+      });
+    },
+    mark: (name) => send({ event: 'mark', streamSid, mark: { name } }),
+    dtmf: (digit) => send({ event: 'dtmf', streamSid, dtmf: { track: 'inbound_track', digit } }),
+    stop: () => send({ event: 'stop', streamSid, stop: { accountSid: `AC${'0'.repeat(32)}`, callSid: opts.callSid } }),
+    sendRaw: (data) => ws.send(data),
+    audio,
+    waitFor: (predicate) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const found = received.find(predicate);
+          if (found) resolve(found);
+          else if (ws.readyState === WebSocket.CLOSED) reject(new Error('media stream closed while waiting'));
+          else listeners.push(check);
+        };
+        check();
+      }),
+    waitForAudio: (bytes) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const all = audio();
+          if (all.length >= bytes) resolve(all);
+          else if (ws.readyState === WebSocket.CLOSED) reject(new Error('media stream closed while waiting'));
+          else listeners.push(check);
+        };
+        check();
+      }),
+    closed,
+  };
+}
