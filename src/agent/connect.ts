@@ -33,13 +33,33 @@ function refusal(status: number): AgentConnectError {
   });
 }
 
-export function openAgentSocket(opts: AgentSocketOptions): Promise<WebSocket> {
+export type FrameListener = (data: Buffer, isBinary: boolean) => void;
+
+export interface OpenAgentSocket {
+  ws: WebSocket;
+  /**
+   * Hands the socket's frames to `listener`, starting with any that arrived with the handshake.
+   * The agent may send `Welcome` (and more) in the same packet as its 101 answer; ws emits those
+   * before a listener attached after the open promise could exist, so they are collected here.
+   */
+  handOver(listener: FrameListener): void;
+}
+
+export function openAgentSocket(opts: AgentSocketOptions): Promise<OpenAgentSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(opts.url, {
       headers: { authorization: opts.authorization },
       maxPayload: opts.maxPayloadBytes,
       perMessageDeflate: false,
     });
+    const early: Array<[Buffer, boolean]> = [];
+    const collect: FrameListener = (data, isBinary) => early.push([data, isBinary]);
+    ws.on('message', collect);
+    const handOver = (listener: FrameListener) => {
+      ws.off('message', collect);
+      for (const [data, isBinary] of early.splice(0)) listener(data, isBinary);
+      ws.on('message', listener);
+    };
     let settled = false;
     const settle = (error: AgentConnectError | null) => {
       if (settled) return;
@@ -52,7 +72,7 @@ export function openAgentSocket(opts: AgentSocketOptions): Promise<WebSocket> {
         ws.terminate();
         reject(error);
       } else {
-        resolve(ws);
+        resolve({ ws, handOver });
       }
     };
     const onOpen = () => settle(null);

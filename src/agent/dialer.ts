@@ -54,13 +54,13 @@ export function createAgentDialer(target: AgentTarget, metrics: Metrics): AgentD
     try {
       const authorization =
         target.auth === 'grant' ? `Bearer ${await mintGrant(target)}` : `Token ${target.apiKey}`;
-      const ws = await openAgentSocket({
+      const socket = await openAgentSocket({
         url: `${target.url}${AGENT_PATH}`,
         authorization,
         connectTimeoutMs: target.connectTimeoutMs,
         maxPayloadBytes: MAX_AGENT_FRAME_BYTES,
       });
-      return new AgentSession(ws, settings, {
+      return new AgentSession(socket, settings, {
         dialStartedAtMs: started,
         // 2 s of 8 kHz μ-law (more at higher rates is still bounded) while Settings is applied.
         maxPendingAudioBytes: 64 * 1024,

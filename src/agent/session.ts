@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import type { Metrics } from '../metrics/metrics.js';
+import type { OpenAgentSocket } from './connect.js';
 import type { AgentClientMessage, AgentServerMessage, SettingsMessage } from './protocol.js';
 
 export interface AgentCloseInfo {
@@ -70,12 +71,16 @@ export class AgentSession {
   private killTimer: NodeJS.Timeout | null = null;
   settingsAppliedAtMs: number | null = null;
 
+  private readonly ws: WebSocket;
+
   constructor(
-    private readonly ws: WebSocket,
+    socket: OpenAgentSocket,
     settings: SettingsMessage,
     private readonly opts: AgentSessionOptions,
   ) {
-    ws.on('message', (data: Buffer, isBinary: boolean) => this.onFrame(data, isBinary));
+    const ws = socket.ws;
+    this.ws = ws;
+    socket.handOver((data, isBinary) => this.onFrame(data, isBinary));
     ws.on('error', (err) => opts.logger.warn({ err: err.message }, 'agent socket error'));
     ws.on('close', (code: number, reason: Buffer) => this.onSocketClose(code, reason.toString('utf8')));
     ws.send(JSON.stringify(settings));
@@ -159,7 +164,10 @@ export class AgentSession {
       this.fatalError = { code: String(message.code ?? ''), description: String(message.description ?? '') };
       this.opts.metrics.agentErrors.inc({ kind: 'error', code: this.fatalError.code.slice(0, 64) || 'none' });
     } else if (message.type === 'Warning') {
-      this.opts.metrics.agentErrors.inc({ kind: 'warning', code: String(message.code ?? 'none').slice(0, 64) });
+      this.opts.metrics.agentErrors.inc({
+        kind: 'warning',
+        code: String(message.code ?? 'none').slice(0, 64),
+      });
     }
     this.emit({ kind: 'message', message });
   }

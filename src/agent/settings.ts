@@ -72,7 +72,13 @@ export function buildSettings(
   }
   return {
     type: 'Settings',
-    tags: ['callbridge', `carrier:${call.carrier}`, `call:${call.callSid}`, `stream:${call.streamSid}`, ...profile.tags],
+    tags: [
+      'callbridge',
+      `carrier:${call.carrier}`,
+      `call:${call.callSid}`,
+      `stream:${call.streamSid}`,
+      ...profile.tags,
+    ],
     audio: { input: audio, output: { ...audio, container: 'none' } },
     agent,
   };

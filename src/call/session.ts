@@ -193,11 +193,17 @@ export class CallSession implements AgentHandlers {
         this.answerFunctions(message.functions);
         break;
       case 'Error':
-        this.logger.warn({ agentError: { code: message.code, description: message.description } }, 'agent error');
+        this.logger.warn(
+          { agentError: { code: message.code, description: message.description } },
+          'agent error',
+        );
         this.end('agent_error');
         break;
       case 'Warning':
-        this.logger.info({ agentWarning: { code: message.code, description: message.description } }, 'agent warning');
+        this.logger.info(
+          { agentWarning: { code: message.code, description: message.description } },
+          'agent warning',
+        );
         break;
       default:
         break;

@@ -30,7 +30,11 @@ export function issueStreamToken(
   ttlMs: number,
   nowMs = Date.now(),
 ): string {
-  const full: StreamGrant = { ...grant, nonce: randomBytes(12).toString('base64url'), expiresAtMs: nowMs + ttlMs };
+  const full: StreamGrant = {
+    ...grant,
+    nonce: randomBytes(12).toString('base64url'),
+    expiresAtMs: nowMs + ttlMs,
+  };
   const body = Buffer.from(JSON.stringify(full)).toString('base64url');
   return `${VERSION}.${body}.${sign(secret, `${VERSION}.${body}`)}`;
 }
@@ -57,7 +61,8 @@ export function checkStreamToken(
   } catch {
     return { ok: false, reason: 'malformed' };
   }
-  if (typeof grant.expiresAtMs !== 'number' || grant.expiresAtMs <= nowMs) return { ok: false, reason: 'expired' };
+  if (typeof grant.expiresAtMs !== 'number' || grant.expiresAtMs <= nowMs)
+    return { ok: false, reason: 'expired' };
   if (grant.callSid !== callSid) return { ok: false, reason: 'wrong_call' };
   return { ok: true, grant };
 }

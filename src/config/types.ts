@@ -107,6 +107,8 @@ export interface Config {
   configDir: string;
   dataDir: string;
   redisUrl: string | null;
+  /** Prefix of every Redis key (`REDIS_KEY_PREFIX`); instances sharing state share it. Default `callbridge:`. */
+  redisKeyPrefix?: string;
   twilio: {
     accountSid: string | null;
     authToken: string | null;
@@ -120,6 +122,8 @@ export interface Config {
     secrets: Record<string, string[]>;
     queuePilots: string[];
     operatorGatewayUrl: string | null;
+    /** HMAC-SHA256 key for `X-Callbridge-Signature` on forwarded events (`OPERATOR_GATEWAY_SECRET`). */
+    operatorGatewaySecret?: string | null;
     bodyLimitBytes: number;
     secretsFile: string | null;
   };

@@ -43,7 +43,11 @@ async function metricValue(name: string, labels = ''): Promise<number> {
 
 describe('voice webhook', () => {
   it('answers TwiML that connects a bidirectional stream with a token parameter', async () => {
-    const answer = await voiceWebhook(server.baseUrl, { CallSid: newCallSid(), From: '+15005550006', To: '+1555' });
+    const answer = await voiceWebhook(server.baseUrl, {
+      CallSid: newCallSid(),
+      From: '+15005550006',
+      To: '+1555',
+    });
     expect(answer.status).toBe(200);
     expect(answer.body).toContain('<Response><Connect><Stream url="ws://127.0.0.1:');
     expect(answer.body).not.toContain('<Start>');
@@ -121,7 +125,28 @@ describe('agent session', () => {
       .filter((m) => m.event === 'media')
       .map((m) => Buffer.from((m.media as { payload: string }).payload, 'base64').length);
     for (const size of sizes.slice(0, -1)) expect(size % 160).toBe(0);
-    for (const m of carrier.received.filter((m) => m.event === 'media')) expect(m.streamSid).toBe(carrier.streamSid);
+    for (const m of carrier.received.filter((m) => m.event === 'media'))
+      expect(m.streamSid).toBe(carrier.streamSid);
+  });
+});
+
+describe('agent handshake', () => {
+  it('loses no agent frame that arrives together with the handshake answer', async () => {
+    // Regression: frames in the same packet as the 101 answer were emitted before anyone listened.
+    await agent.close();
+    const greeting = randomBytes(480);
+    agent = await startFakeAgent({
+      onConnect: (conn) => {
+        conn.send({ type: 'SettingsApplied' });
+        conn.send({ type: 'AgentStartedSpeaking', total_latency: 0.1, tts_latency: 0.1, ttt_latency: 0 });
+        conn.sendAudio(greeting);
+      },
+    });
+    await server.close();
+    server = await startServer({ AGENT_URL: agent.url, AGENT_API_KEY: API_KEY });
+    const { carrier } = await placeCall();
+    const heard = await carrier.waitForAudio(greeting.length);
+    expect(heard.equals(greeting)).toBe(true);
   });
 });
 
@@ -199,7 +224,9 @@ describe('teardown', () => {
 
 describe('stream admission', () => {
   async function refused(parameters: Record<string, string>, callSid = newCallSid()) {
-    const carrier = await openMediaStream(`${server.baseUrl.replace('http', 'ws')}/media/twilio`, { callSid });
+    const carrier = await openMediaStream(`${server.baseUrl.replace('http', 'ws')}/media/twilio`, {
+      callSid,
+    });
     carrier.start(parameters);
     return carrier.closed;
   }

@@ -33,9 +33,9 @@ export interface FakeAgent {
 }
 
 export async function startFakeAgent(
-  opts: { autoWelcome?: boolean; autoApply?: boolean } = {},
+  opts: { autoWelcome?: boolean; autoApply?: boolean; onConnect?: (conn: AgentConnection) => void } = {},
 ): Promise<FakeAgent> {
-  const { autoWelcome = true, autoApply = false } = opts;
+  const { autoWelcome = true, autoApply = false, onConnect } = opts;
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
   const connections: AgentConnection[] = [];
@@ -106,6 +106,7 @@ export async function startFakeAgent(
     });
     socket.on('close', (code) => closeResolve({ code }));
     if (autoWelcome) conn.send({ type: 'Welcome', request_id: `req-${connections.length + 1}` });
+    onConnect?.(conn);
     connections.push(conn);
     const waiter = waiting.shift();
     if (waiter) waiter(conn);

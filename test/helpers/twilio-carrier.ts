@@ -39,9 +39,19 @@ export async function voiceWebhook(
   const streamUrl = /<Stream url="([^"]+)"/.exec(body)?.[1] ?? '';
   const parameters: Record<string, string> = {};
   for (const m of body.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\s*\/>/g)) {
-    parameters[m[1]!] = m[2]!.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+    parameters[m[1]!] = m[2]!
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&');
   }
-  return { status: res.status, body, streamUrl, parameters, observer: res.headers.get('x-callbridge-observer') };
+  return {
+    status: res.status,
+    body,
+    streamUrl,
+    parameters,
+    observer: res.headers.get('x-callbridge-observer'),
+  };
 }
 
 export interface CarrierStreamClient {
@@ -89,7 +99,8 @@ export async function openMediaStream(
   const streamSid = newStreamSid();
   let seq = 0;
   let chunk = 0;
-  const send = (m: Record<string, unknown>) => ws.send(JSON.stringify({ ...m, sequenceNumber: String(++seq) }));
+  const send = (m: Record<string, unknown>) =>
+    ws.send(JSON.stringify({ ...m, sequenceNumber: String(++seq) }));
   const audio = () =>
     Buffer.concat(
       received
@@ -120,12 +131,18 @@ export async function openMediaStream(
       send({
         event: 'media',
         streamSid,
-        media: { track: 'inbound', chunk: String(chunk), timestamp: String(chunk * 20), payload: payload.toString('base64') },
+        media: {
+          track: 'inbound',
+          chunk: String(chunk),
+          timestamp: String(chunk * 20),
+          payload: payload.toString('base64'),
+        },
       });
     },
     mark: (name) => send({ event: 'mark', streamSid, mark: { name } }),
     dtmf: (digit) => send({ event: 'dtmf', streamSid, dtmf: { track: 'inbound_track', digit } }),
-    stop: () => send({ event: 'stop', streamSid, stop: { accountSid: `AC${'0'.repeat(32)}`, callSid: opts.callSid } }),
+    stop: () =>
+      send({ event: 'stop', streamSid, stop: { accountSid: `AC${'0'.repeat(32)}`, callSid: opts.callSid } }),
     sendRaw: (data) => ws.send(data),
     audio,
     waitFor: (predicate) =>

@@ -1,0 +1,175 @@
+// The configuration: a pure function of an environment object and the config folder (besides a
+// random stream token key when nothing to derive one from is set). Environment variables are
+// checked first, then the files; the first problem stops loading with a one-line ConfigError.
+import { createHmac, randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { selectAgent } from './agent-host.js';
+import { type Env, envError, envInt, envList, envOneOf, envString, envUrl } from './env.js';
+import { loadNumbers } from './numbers.js';
+import { loadProfiles } from './profiles.js';
+import { loadRegions } from './regions.js';
+import { type Config, REGIONS } from './types.js';
+import { BASE_URL, ENDPOINT_URL } from './urls.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const QUEUE_PILOT_PROVIDERS = ['tasks', 'inbox', 'deploy', 'code', 'payments'] as const;
+
+/** Webhook provider name → the variable holding its secrets. */
+export const WEBHOOK_SECRET_VARS = {
+  tasks: 'WEBHOOK_SECRET_TASKS',
+  inbox: 'WEBHOOK_SECRET_INBOX',
+  inbox_rules: 'WEBHOOK_SECRET_INBOX_RULES',
+  deploy: 'WEBHOOK_SECRET_DEPLOY',
+  code: 'WEBHOOK_SECRET_CODE',
+  payments: 'WEBHOOK_SECRET_PAYMENTS',
+} as const;
+
+const TWILIO_SID = /^AC[0-9a-fA-F]{32}$/;
+const STREAM_TOKEN_LABEL = 'callbridge stream token key v1';
+
+export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
+  const cwd = opts.cwd ?? process.cwd();
+
+  const port = envInt(env, 'PORT', { fallback: 8080, min: 0, max: 65_535 });
+  const host = envString(env, 'HOST') ?? '0.0.0.0';
+  const publicUrl = envUrl(env, 'PUBLIC_URL', BASE_URL(['http', 'https'])) ?? `http://127.0.0.1:${port}`;
+  const region = envOneOf(env, 'REGION', REGIONS, 'global');
+  const nodeEnv = envString(env, 'NODE_ENV') ?? 'development';
+  const logLevel = envOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info');
+  const configDir = resolve(cwd, envString(env, 'CONFIG_DIR') ?? './config');
+  const dataDir = resolve(cwd, envString(env, 'DATA_DIR') ?? './data');
+  const redisUrl = readRedisUrl(env);
+  const redisKeyPrefix = envString(env, 'REDIS_KEY_PREFIX') ?? 'callbridge:';
+  const twilio = readTwilio(env, nodeEnv);
+  const streamTokenSecret =
+    envString(env, 'STREAM_TOKEN_SECRET') ?? deriveStreamTokenSecret(twilio.authToken);
+  const streamTokenTtlMs = envInt(env, 'STREAM_TOKEN_TTL_MS', { fallback: 30_000, min: 1, max: 86_400_000 });
+  const webhooks = readWebhooks(env, cwd);
+  const trustProxy = readTrustProxy(env);
+  const adminToken = envString(env, 'ADMIN_TOKEN') ?? null;
+  if (adminToken !== null && adminToken.length < 16) {
+    throw envError('ADMIN_TOKEN', 'must be at least 16 characters');
+  }
+  const drainTimeoutMs = envInt(env, 'DRAIN_TIMEOUT_MS', { fallback: 600_000, min: 0 });
+  const maxCalls = envInt(env, 'MAX_CALLS', { fallback: 1000, min: 1 });
+
+  const regions = loadRegions(configDir, cwd);
+  const agent = selectAgent(env, region, regions);
+  const profiles = loadProfiles(configDir, cwd);
+  const numbers = loadNumbers(configDir, cwd, profiles);
+
+  return {
+    port,
+    host,
+    publicUrl,
+    region,
+    nodeEnv,
+    logLevel,
+    agent,
+    configDir,
+    dataDir,
+    redisUrl,
+    redisKeyPrefix,
+    twilio,
+    streamTokenSecret,
+    streamTokenTtlMs,
+    webhooks,
+    trustProxy,
+    adminToken,
+    drainTimeoutMs,
+    maxCalls,
+    regions,
+    profiles,
+    numbers,
+  };
+}
+
+function readRedisUrl(env: Env): string | null {
+  const raw = envString(env, 'REDIS_URL');
+  if (raw === undefined) return null;
+  // Kept as written: the Redis client reads user, password, database and options from it.
+  if (!/^rediss?:\/\/[^/?#]/.test(raw) || !URL.canParse(raw)) {
+    throw envError('REDIS_URL', 'must be a redis:// or rediss:// URL', raw);
+  }
+  return raw;
+}
+
+function readTwilio(env: Env, nodeEnv: string): Config['twilio'] {
+  const accountSid = envString(env, 'TWILIO_ACCOUNT_SID') ?? null;
+  const authToken = envString(env, 'TWILIO_AUTH_TOKEN') ?? null;
+  if (accountSid !== null && !TWILIO_SID.test(accountSid)) {
+    throw envError('TWILIO_ACCOUNT_SID', 'must be AC followed by 32 hexadecimal digits', accountSid);
+  }
+  if (accountSid !== null && authToken === null) {
+    throw envError('TWILIO_AUTH_TOKEN', 'required when TWILIO_ACCOUNT_SID is set');
+  }
+  if (authToken !== null && accountSid === null) {
+    throw envError('TWILIO_ACCOUNT_SID', 'required when TWILIO_AUTH_TOKEN is set');
+  }
+  if (nodeEnv === 'production' && authToken === null) {
+    throw envError(
+      'TWILIO_AUTH_TOKEN',
+      'required when NODE_ENV=production, with TWILIO_ACCOUNT_SID, so carrier requests are verified',
+    );
+  }
+  const apiUrl = envUrl(env, 'TWILIO_API_URL', BASE_URL(['http', 'https'])) ?? 'https://api.twilio.com';
+  return { accountSid, authToken, apiUrl };
+}
+
+/**
+ * Instances behind one number must accept each other's stream tokens, so without an explicit key
+ * they derive the same one from the carrier token they already share. With neither, a random key
+ * suits a single process.
+ */
+export function deriveStreamTokenSecret(authToken: string | null): string {
+  if (authToken === null) return randomBytes(32).toString('hex');
+  return createHmac('sha256', authToken).update(STREAM_TOKEN_LABEL).digest('hex');
+}
+
+function readWebhooks(env: Env, cwd: string): Config['webhooks'] {
+  const secrets: Record<string, string[]> = {};
+  for (const [provider, name] of Object.entries(WEBHOOK_SECRET_VARS)) {
+    const list = envList(env, name);
+    if (list.length > 0) secrets[provider] = list;
+  }
+
+  const queuePilots: string[] = [];
+  for (const pilot of envList(env, 'QUEUE_PILOTS')) {
+    if (!(QUEUE_PILOT_PROVIDERS as readonly string[]).includes(pilot)) {
+      throw envError('QUEUE_PILOTS', `each entry must be one of ${QUEUE_PILOT_PROVIDERS.join(', ')}`, pilot);
+    }
+    if (!queuePilots.includes(pilot)) queuePilots.push(pilot);
+  }
+
+  const secretsFile = envString(env, 'SECRETS_FILE');
+  return {
+    secrets,
+    queuePilots,
+    operatorGatewayUrl: envUrl(env, 'OPERATOR_GATEWAY_URL', ENDPOINT_URL(['http', 'https'])) ?? null,
+    operatorGatewaySecret: envString(env, 'OPERATOR_GATEWAY_SECRET') ?? null,
+    bodyLimitBytes: envInt(env, 'WEBHOOK_BODY_LIMIT_BYTES', {
+      fallback: 1_048_576,
+      min: 1,
+      max: 104_857_600,
+    }),
+    secretsFile: secretsFile === undefined ? null : resolve(cwd, secretsFile),
+  };
+}
+
+function readTrustProxy(env: Env): string[] | false {
+  const entries = envList(env, 'TRUST_PROXY');
+  for (const entry of entries) {
+    if (!isAddressOrCidr(entry))
+      throw envError('TRUST_PROXY', 'each entry must be an IP address or CIDR', entry);
+  }
+  return entries.length > 0 ? entries : false;
+}
+
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', prefix, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}

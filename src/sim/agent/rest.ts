@@ -1,0 +1,79 @@
+// The REST subset of the local agent: the token grant and the think models listing (PROTOCOLS.md
+// section 1; spec sections 4.5 and 5). Every other path answers 404.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AGENT_PATH } from '../../agent/protocol.js';
+import { type AuthPolicy, authorize } from './auth.js';
+import { errorBody, sendJson } from './http-replies.js';
+import { issueJwt } from './jwt.js';
+import { THINK_MODELS } from './think-models.js';
+
+export const GRANT_PATH = '/v1/auth/grant';
+export const THINK_MODELS_PATH = '/v1/agent/settings/think/models';
+
+/** Token lifetime when the grant body names none (spec section 5.2). */
+export const DEFAULT_GRANT_TTL_SECONDS = 30;
+const MAX_GRANT_TTL_SECONDS = 3600;
+const MAX_BODY_BYTES = 16 * 1024;
+
+export async function handleRest(req: IncomingMessage, res: ServerResponse, auth: AuthPolicy): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  if (path === GRANT_PATH) {
+    if (req.method !== 'POST') return sendJson(res, 405, errorBody(405, 'use POST'));
+    return grant(req, res, auth);
+  }
+  if (path === THINK_MODELS_PATH) {
+    if (req.method !== 'GET') return sendJson(res, 405, errorBody(405, 'use GET'));
+    const check = authorize(req.headers.authorization, auth);
+    if (!check.ok) return sendJson(res, 401, errorBody(401, check.reason));
+    return sendJson(res, 200, { models: THINK_MODELS });
+  }
+  if (path === AGENT_PATH) return sendJson(res, 426, errorBody(426, 'this path takes a WebSocket upgrade'));
+  return sendJson(res, 404, errorBody(404, `no such endpoint: ${req.method} ${path}`));
+}
+
+/** POST /v1/auth/grant: an API key (not a JWT) buys a short-lived JWT. */
+async function grant(req: IncomingMessage, res: ServerResponse, auth: AuthPolicy): Promise<void> {
+  const check = authorize(req.headers.authorization, auth);
+  if (!check.ok) return sendJson(res, 401, errorBody(401, check.reason));
+  if (check.kind !== 'key') return sendJson(res, 401, errorBody(401, 'a token grant needs an API key'));
+
+  const body = await readBody(req);
+  if (body === undefined) return sendJson(res, 413, errorBody(413, `body over ${MAX_BODY_BYTES} bytes`));
+  let ttl = DEFAULT_GRANT_TTL_SECONDS;
+  if (body.trim() !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return sendJson(res, 400, errorBody(400, 'body must be JSON'));
+    }
+    const requested = (parsed as { ttl_seconds?: unknown } | null)?.ttl_seconds;
+    if (requested !== undefined) {
+      if (
+        !Number.isInteger(requested) ||
+        (requested as number) < 1 ||
+        (requested as number) > MAX_GRANT_TTL_SECONDS
+      ) {
+        return sendJson(
+          res,
+          400,
+          errorBody(400, `ttl_seconds must be an integer from 1 to ${MAX_GRANT_TTL_SECONDS}`),
+        );
+      }
+      ttl = requested as number;
+    }
+  }
+  sendJson(res, 200, { access_token: issueJwt(auth.jwtSecret, ttl), expires_in: ttl });
+}
+
+/** The request body as text, or undefined past the size limit. */
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

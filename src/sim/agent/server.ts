@@ -1,0 +1,159 @@
+// The local voice agent: one node:http server answering the agent WebSocket at /v1/agent/converse
+// and the REST subset (token grant, think models). Used by `callbridge sim` and, in-process, when no
+// AGENT_URL is configured; it behaves like the real service (PROTOCOLS.md section 1; spec 4.5, 5, 7, 8).
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import pino, { type Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import { AGENT_PATH } from '../../agent/protocol.js';
+import { type AuthPolicy, authorize } from './auth.js';
+import { HandshakeGate } from './handshake-gate.js';
+import { errorBody, refuseUpgrade, sendJson } from './http-replies.js';
+import { PhraseBook } from './phrases.js';
+import { handleRest } from './rest.js';
+import { parseScenario, type Scenario } from './scenario.js';
+import { AgentSession } from './session.js';
+
+export interface LocalAgentOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0: a free port. */
+  port?: number;
+  scenario?: Scenario;
+  /** Default: silent. */
+  logger?: Logger;
+  /** Keys accepted as `Authorization: Token <key>`; empty or absent accepts any non-empty key. */
+  apiKeys?: string[];
+  /** Concurrent agent sockets; one more is refused with HTTP 429 at the upgrade. */
+  maxConnections?: number;
+  /** HS256 secret of granted JWTs; default a random one per server. */
+  jwtSecret?: string;
+  /** Pace reply audio like the real service (playback.ts); default true. Off: as fast as possible. */
+  realtime?: boolean;
+  /** Folder of phrases.json and the `.ulaw` recordings; default assets/phrases. */
+  phraseDir?: string;
+  /** Silence after speech that ends the caller's turn; default 600 ms. */
+  endOfTurnSilenceMs?: number;
+  /** How long a FunctionCallRequest waits for its responses before a fatal Error; default 10 s. */
+  functionCallTimeoutMs?: number;
+}
+
+export interface LocalAgent {
+  /** `ws://host:port`; the agent socket is at `${url}/v1/agent/converse`. */
+  url: string;
+  httpUrl: string;
+  port: number;
+  close(): Promise<void>;
+  /** Agent sockets open (or being opened) right now. */
+  connections(): number;
+}
+
+/** Largest client frame accepted: generous for audio chunks, small enough to bound memory. */
+const MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** How long close() waits for clients to answer the close frame before cutting them off. */
+const CLOSE_GRACE_MS = 1000;
+
+export async function startLocalAgent(opts: LocalAgentOptions): Promise<LocalAgent> {
+  const host = opts.host ?? '127.0.0.1';
+  const logger = opts.logger ?? pino({ level: 'silent' });
+  const scenario = opts.scenario ? parseScenario(opts.scenario, 'scenario option') : undefined;
+  const phrases = await PhraseBook.load(opts.phraseDir);
+  const auth: AuthPolicy = {
+    apiKeys: opts.apiKeys ?? [],
+    jwtSecret: opts.jwtSecret ?? randomBytes(32).toString('hex'),
+  };
+  const gate = new HandshakeGate({
+    ...(opts.maxConnections !== undefined ? { maxConnections: opts.maxConnections } : {}),
+    ...(scenario?.refuseHandshake ? { refuse: scenario.refuseHandshake } : {}),
+  });
+  const sessions = new Set<AgentSession>();
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD_BYTES });
+
+  const server = createServer((req, res) => {
+    handleRest(req, res, auth).catch((err: unknown) => {
+      logger.error({ err }, 'local agent request failed');
+      if (!res.headersSent) sendJson(res, 500, errorBody(500, 'internal error'));
+      else res.destroy();
+    });
+  });
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', (err) => logger.debug({ err }, 'upgrade socket error'));
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path !== AGENT_PATH) return refuseUpgrade(socket, 404, `no WebSocket endpoint at ${path}`);
+    // Spec section 5: a JWT must be valid now, at the handshake; its later expiry is not checked.
+    const check = authorize(req.headers.authorization, auth);
+    if (!check.ok) return refuseUpgrade(socket, 401, check.reason);
+    const admission = gate.admit();
+    if (!admission.ok) {
+      logger.info({ status: admission.status }, admission.description);
+      return refuseUpgrade(socket, admission.status, admission.description);
+    }
+    // The slot is freed when the TCP socket closes, which also covers an upgrade `ws` rejects.
+    socket.once('close', admission.release);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const session = new AgentSession(ws, {
+        phrases,
+        scenario,
+        logger,
+        realtime: opts.realtime ?? true,
+        endOfTurnSilenceMs: opts.endOfTurnSilenceMs ?? 600,
+        functionCallTimeoutMs: opts.functionCallTimeoutMs ?? 10_000,
+      });
+      sessions.add(session);
+      ws.once('close', () => sessions.delete(session));
+      session.start();
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  // A wildcard address is where we listen, not where a client connects.
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const authority = `${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+  logger.debug({ port }, 'local agent listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `ws://${authority}`,
+    httpUrl: `http://${authority}`,
+    port,
+    connections: () => gate.active,
+    close: () => {
+      closing ??= closeAll(server, wss, sessions);
+      return closing;
+    },
+  };
+}
+
+async function closeAll(
+  server: ReturnType<typeof createServer>,
+  wss: WebSocketServer,
+  sessions: Set<AgentSession>,
+): Promise<void> {
+  const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+  for (const session of sessions) session.shutdown();
+  const grace = setTimeout(() => {
+    for (const ws of wss.clients) ws.terminate();
+  }, CLOSE_GRACE_MS);
+  await Promise.all(
+    [...wss.clients].map(
+      (ws) =>
+        new Promise<void>((resolve) =>
+          ws.readyState === ws.CLOSED ? resolve() : ws.once('close', () => resolve()),
+        ),
+    ),
+  );
+  clearTimeout(grace);
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => wss.close(() => resolve()));
+  await serverClosed;
+}

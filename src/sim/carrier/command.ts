@@ -1,0 +1,201 @@
+// `callbridge call`: places one simulated call against a running server and reports it (CONTRACT.md,
+// "Set-up and commands"). Exit 0 when the caller heard the agent, 1 when the call failed, 2 on usage.
+import { existsSync } from 'node:fs';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { readWav, toMulaw8k, writeWavMulaw } from '../../audio/wav.js';
+import { formatEvent, seconds } from './format.js';
+import { DEFAULT_FROM, DEFAULT_HOLD_MS, DEFAULT_SERVER, DEFAULT_TO, placeCall } from './twilio.js';
+
+export interface CommandIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: Record<string, string | undefined>;
+}
+
+const processIo: CommandIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+};
+
+const SUPPORTED_CARRIERS = ['twilio'];
+const E164 = /^\+[1-9]\d{1,14}$/;
+const USAGE =
+  'usage: callbridge call [--server URL] [--carrier twilio] [--wav FILE] [--out FILE] ' +
+  '[--from E164] [--to E164] [--hold-ms N]';
+/** The caller phrase sent without --wav: raw μ-law 8 kHz, shipped with the package. */
+const BUNDLED_PHRASE = join('assets', 'phrases', 'caller-order.ulaw');
+
+interface CallArgs {
+  server: string;
+  wav: string | undefined;
+  out: string | undefined;
+  from: string;
+  to: string;
+  holdMs: number;
+}
+
+class UsageError extends Error {}
+
+export async function callCommand(args: string[], io: CommandIo = processIo): Promise<number> {
+  let parsed: CallArgs | 'help';
+  let audio: Buffer;
+  try {
+    parsed = await readArgs(args);
+    if (parsed === 'help') {
+      io.stdout(`${USAGE}\n`);
+      return 0;
+    }
+    audio = parsed.wav === undefined ? await readBundledPhrase() : await readCallerWav(parsed.wav);
+  } catch (err) {
+    io.stderr(`callbridge call: ${(err as Error).message}\n`);
+    // A missing bundled phrase is a broken install, not a usage error: it fails like a call (exit 1).
+    return err instanceof UsageError ? 2 : 1;
+  }
+  const authToken = io.env.TWILIO_AUTH_TOKEN || undefined;
+  const accountSid = io.env.TWILIO_ACCOUNT_SID || undefined;
+  io.stdout(
+    `calling ${parsed.to} from ${parsed.from} at ${parsed.server} (twilio, ` +
+      `${authToken ? 'signed' : 'unsigned: TWILIO_AUTH_TOKEN not set'}), ${seconds(audio.length / 8)} of caller audio\n`,
+  );
+
+  // Ctrl-C hangs up like a caller putting the phone down, so the recording is still written.
+  const hangUp = new AbortController();
+  const onInterrupt = (): void => hangUp.abort();
+  process.once('SIGINT', onInterrupt);
+  let result: Awaited<ReturnType<typeof placeCall>>;
+  try {
+    result = await placeCall({
+      server: parsed.server,
+      from: parsed.from,
+      to: parsed.to,
+      audio,
+      authToken,
+      accountSid,
+      holdMs: parsed.holdMs,
+      onEvent: (event) => io.stdout(`${formatEvent(event)}\n`),
+      signal: hangUp.signal,
+    });
+  } finally {
+    process.removeListener('SIGINT', onInterrupt);
+  }
+
+  const streamOpened = result.events.some((event) => event.type === 'stream-started');
+  if (!streamOpened) {
+    // Nothing was played, so there is no recording to write: the one line says why.
+    io.stderr(`callbridge call: call failed: ${result.endReason}\n`);
+    return 1;
+  }
+  let wrote = '';
+  if (parsed.out !== undefined) {
+    try {
+      await writeFile(parsed.out, writeWavMulaw(result.heard));
+      wrote = `, wrote ${parsed.out} (μ-law 8 kHz WAV)`;
+    } catch (err) {
+      io.stderr(`callbridge call: cannot write --out ${parsed.out}: ${(err as Error).message}\n`);
+      return 1;
+    }
+  }
+  io.stdout(
+    `call ${result.callSid} ended: ${result.endReason}\n` +
+      `  duration ${seconds(result.durationMs)}, heard ${seconds(result.heard.length / 8)} of agent audio ` +
+      `(${result.heard.length} bytes)${wrote}\n`,
+  );
+  if (result.ok) return 0;
+  const nothingHeard = result.heard.length === 0 ? ', and the caller heard nothing' : '';
+  io.stderr(`callbridge call: call failed: ${result.endReason}${nothingHeard}\n`);
+  return 1;
+}
+
+async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args,
+      options: {
+        server: { type: 'string' },
+        carrier: { type: 'string' },
+        wav: { type: 'string' },
+        out: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        'hold-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      allowPositionals: false,
+      strict: true,
+    }).values;
+  } catch (err) {
+    // Node's messages run on with advice about `--`; the first sentence is the one that matters.
+    throw new UsageError(`${(err as Error).message.split('. ')[0]}\n${USAGE}`);
+  }
+  if (values.help === true) return 'help';
+  const text = (key: string): string | undefined => values[key] as string | undefined;
+
+  const carrier = text('carrier') ?? 'twilio';
+  if (!SUPPORTED_CARRIERS.includes(carrier)) {
+    throw new UsageError(`unsupported --carrier "${carrier}" (supported: ${SUPPORTED_CARRIERS.join(', ')})`);
+  }
+  const server = text('server') ?? DEFAULT_SERVER;
+  if (!/^https?:\/\/[^/]/.test(server) || !URL.canParse(server)) {
+    throw new UsageError(`--server must be an http:// or https:// URL, got "${server}"`);
+  }
+  const from = text('from') ?? DEFAULT_FROM;
+  const to = text('to') ?? DEFAULT_TO;
+  checkE164('--from', from);
+  checkE164('--to', to);
+  const holdText = text('hold-ms');
+  if (holdText !== undefined && !/^\d{1,7}$/.test(holdText)) {
+    throw new UsageError(`--hold-ms must be a whole number of milliseconds, got "${holdText}"`);
+  }
+  const out = text('out');
+  if (out !== undefined) {
+    const folder = await stat(dirname(resolve(out))).catch(() => undefined);
+    if (!folder?.isDirectory())
+      throw new UsageError(`--out ${out}: folder ${dirname(resolve(out))} does not exist`);
+  }
+  return {
+    server,
+    wav: text('wav'),
+    out,
+    from,
+    to,
+    holdMs: holdText === undefined ? DEFAULT_HOLD_MS : Number(holdText),
+  };
+}
+
+function checkE164(flag: string, value: string): void {
+  if (!E164.test(value))
+    throw new UsageError(`${flag} must be an E.164 number like +15005550006, got "${value}"`);
+}
+
+async function readCallerWav(path: string): Promise<Buffer> {
+  try {
+    return toMulaw8k(readWav(await readFile(path)));
+  } catch (err) {
+    throw new UsageError(`cannot use --wav ${path}: ${(err as Error).message}`);
+  }
+}
+
+async function readBundledPhrase(): Promise<Buffer> {
+  const path = join(packageRoot(), BUNDLED_PHRASE);
+  try {
+    return await readFile(path);
+  } catch (err) {
+    throw new Error(`cannot read the bundled caller phrase ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** The folder holding package.json, found upward from this module (src/ or dist/ alike). */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('cannot find the package root (no package.json above this module)');
+    dir = parent;
+  }
+  return dir;
+}

@@ -1,0 +1,184 @@
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import twilio from 'twilio';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
+import { readWav, writeWavPcm16 } from '../../../src/audio/wav.js';
+import { type CommandIo, callCommand } from '../../../src/sim/carrier/command.js';
+
+const AUTH_TOKEN = 'command-test-token';
+
+function captureIo(env: Record<string, string | undefined> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CommandIo = { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env };
+  return { io, out: () => out.join(''), err: () => err.join('') };
+}
+
+let dir: string;
+let http: Server | undefined;
+/** Caller audio the server received, in order. */
+let callerAudio: Buffer[] = [];
+
+beforeEach(async () => {
+  callerAudio = [];
+  dir = await mkdtemp(join(tmpdir(), 'callbridge-call-'));
+});
+
+afterEach(async () => {
+  if (http !== undefined) {
+    http.closeAllConnections();
+    await new Promise((resolve) => http!.close(resolve));
+    http = undefined;
+  }
+  await rm(dir, { recursive: true, force: true });
+});
+
+/**
+ * A server whose agent says 0.1 s and hangs up once it has been heard; `silent` hangs up without a
+ * word; `decline` turns calls away.
+ */
+async function startServer(mode: 'answer' | 'silent' | 'decline'): Promise<string> {
+  http = createServer();
+  const wss = new WebSocketServer({ server: http, path: '/media/twilio' });
+  let base = '';
+  http.on('request', async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const params = Object.fromEntries(new URLSearchParams(body));
+    const signature = String(req.headers['x-twilio-signature'] ?? '');
+    if (!twilio.validateRequest(AUTH_TOKEN, signature, `${base}${req.url}`, params)) {
+      res.writeHead(403).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/xml' });
+    res.end(
+      mode === 'decline'
+        ? '<Response><Say>We are closed.</Say><Hangup/></Response>'
+        : `<Response><Connect><Stream url="${base.replace('http', 'ws')}/media/twilio"/></Connect></Response>`,
+    );
+  });
+  wss.on('connection', (ws) => {
+    ws.on('message', (data) => {
+      const message = JSON.parse(data.toString());
+      const streamSid = message.streamSid;
+      if (message.event === 'media') callerAudio.push(Buffer.from(message.media.payload, 'base64'));
+      if (message.event === 'start' && mode === 'silent') ws.close(1000);
+      if (message.event === 'start' && mode === 'answer') {
+        ws.send(
+          JSON.stringify({
+            event: 'media',
+            streamSid,
+            media: { payload: Buffer.alloc(800, 0x2a).toString('base64') },
+          }),
+        );
+        ws.send(JSON.stringify({ event: 'mark', streamSid, mark: { name: 'said' } }));
+      }
+      if (message.event === 'mark') ws.close(1000, 'done');
+    });
+  });
+  http.on('close', () => wss.close());
+  http.listen(0, '127.0.0.1');
+  await once(http, 'listening');
+  base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  return base;
+}
+
+async function tinyWav(): Promise<string> {
+  const path = join(dir, 'caller.wav');
+  await writeFile(path, writeWavPcm16(new Int16Array(1600).fill(500), 16000));
+  return path;
+}
+
+describe('callbridge call: usage errors exit 2 with one clear line', () => {
+  it.each([
+    [['--bogus'], /Unknown option '--bogus'/],
+    [['extra'], /Unexpected argument 'extra'/],
+    [['--server'], /argument missing/],
+    [['--carrier', 'telnyx'], /unsupported --carrier "telnyx" \(supported: twilio\)/],
+    [['--from', '5551234'], /--from must be an E\.164 number/],
+    [['--to', '+0123'], /--to must be an E\.164 number/],
+    [['--hold-ms', 'soon'], /--hold-ms must be a whole number/],
+    [['--server', 'ftp://example.com'], /--server must be an http/],
+    [['--wav', '/nonexistent/caller.wav'], /cannot use --wav \/nonexistent\/caller\.wav: ENOENT/],
+    [['--out', '/nonexistent/dir/heard.wav'], /--out .* does not exist/],
+  ])('%j', async (args, message) => {
+    const { io, err } = captureIo();
+    expect(await callCommand(args, io)).toBe(2);
+    expect(err()).toMatch(message);
+    expect(err().startsWith('callbridge call: ')).toBe(true);
+  });
+
+  it('rejects a file that is not a WAV', async () => {
+    const path = join(dir, 'notes.wav');
+    await writeFile(path, 'just text');
+    const { io, err } = captureIo();
+    expect(await callCommand(['--wav', path], io)).toBe(2);
+    expect(err()).toBe(`callbridge call: cannot use --wav ${path}: not a WAV file (no RIFF/WAVE header)\n`);
+  });
+
+  it('prints usage on --help and exits 0', async () => {
+    const { io, out } = captureIo();
+    expect(await callCommand(['--help'], io)).toBe(0);
+    expect(out()).toMatch(/^usage: callbridge call/);
+  });
+});
+
+describe('callbridge call against a server', () => {
+  it('places a signed call, prints its events and writes what was heard as a μ-law WAV', async () => {
+    const server = await startServer('answer');
+    const outPath = join(dir, 'heard.wav');
+    const { io, out, err } = captureIo({ TWILIO_AUTH_TOKEN: AUTH_TOKEN });
+    const code = await callCommand(
+      ['--server', server, '--wav', await tinyWav(), '--out', outPath, '--hold-ms', '5000'],
+      io,
+    );
+    expect(err()).toBe('');
+    expect(code).toBe(0);
+    expect(out()).toMatch(
+      /calling \+15005550001 from \+15005550006 at http:\/\/127\.0\.0\.1:\d+ \(twilio, signed\)/,
+    );
+    expect(out()).toMatch(/^ +0\.00s {2}stream {4}MZ[0-9a-f]{32} started$/m);
+    expect(out()).toMatch(/s {2}hangup {4}server closed the stream: 1000 done$/m);
+    expect(out()).toMatch(
+      /ended: server-hangup\n {2}duration \d+\.\d\ds, heard 0\.10s of agent audio \(800 bytes\)/,
+    );
+    const heard = readWav(await readFile(outPath));
+    expect(heard).toMatchObject({ format: 'mulaw', sampleRate: 8000, channels: 1 });
+    expect(heard.samples).toHaveLength(800);
+  });
+
+  it('sends the bundled caller phrase when no --wav is given', async () => {
+    const server = await startServer('answer');
+    const { io, out } = captureIo({ TWILIO_AUTH_TOKEN: AUTH_TOKEN });
+    expect(await callCommand(['--server', server], io)).toBe(0);
+    const phrase = await readFile(new URL('../../../assets/phrases/caller-order.ulaw', import.meta.url));
+    expect(out()).toContain(`${(phrase.length / 8000).toFixed(2)}s of caller audio`);
+    const sent = Buffer.concat(callerAudio);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent).toEqual(phrase.subarray(0, sent.length));
+  });
+
+  it('exits 1 when the caller heard nothing', async () => {
+    const server = await startServer('silent');
+    const outPath = join(dir, 'heard.wav');
+    const { io, err } = captureIo({ TWILIO_AUTH_TOKEN: AUTH_TOKEN });
+    expect(await callCommand(['--server', server, '--wav', await tinyWav(), '--out', outPath], io)).toBe(1);
+    expect(err()).toBe('callbridge call: call failed: server-hangup, and the caller heard nothing\n');
+    expect(readWav(await readFile(outPath)).samples).toHaveLength(0);
+  });
+
+  it('exits 1 when the call is declined', async () => {
+    const server = await startServer('decline');
+    const { io, out, err } = captureIo({ TWILIO_AUTH_TOKEN: AUTH_TOKEN });
+    expect(await callCommand(['--server', server, '--wav', await tinyWav()], io)).toBe(1);
+    expect(out()).toMatch(/declined {2}"We are closed\."/);
+    expect(err()).toBe(
+      'callbridge call: call failed: declined: the answer has no <Connect><Stream> (said "We are closed.")\n',
+    );
+  });
+});

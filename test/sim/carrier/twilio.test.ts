@@ -1,0 +1,443 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import twilio from 'twilio';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { CallEvent } from '../../../src/sim/carrier/events.js';
+import { placeCall } from '../../../src/sim/carrier/twilio.js';
+
+const AUTH_TOKEN = 'test-auth-token-0123456789abcdef';
+// biome-ignore lint/suspicious/noExplicitAny: wire messages are read loosely by the assertions.
+type Message = Record<string, any>;
+
+/** The server side of one media stream, as the fake server sees it. */
+class ServerSide {
+  readonly messages: Message[] = [];
+  private waiters: Array<() => void> = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      this.messages.push(JSON.parse(data.toString()) as Message);
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+    this.closed = once(ws, 'close').then(([code, reason]) => ({ code, reason: String(reason) }));
+  }
+
+  async next(predicate: (m: Message) => boolean): Promise<Message> {
+    for (;;) {
+      const found = this.messages.find(predicate);
+      if (found !== undefined) return found;
+      await new Promise<void>((wake) => this.waiters.push(wake));
+    }
+  }
+
+  mark(name: string): Promise<Message> {
+    return this.next((m) => m.event === 'mark' && m.mark?.name === name);
+  }
+
+  streamSid(): string {
+    return this.messages.find((m) => m.event === 'start')?.streamSid;
+  }
+
+  send(message: Message): void {
+    this.ws.send(JSON.stringify({ streamSid: this.streamSid(), ...message }));
+  }
+
+  play(audio: Buffer, markName: string): void {
+    this.send({ event: 'media', media: { payload: audio.toString('base64') } });
+    this.send({ event: 'mark', mark: { name: markName } });
+  }
+}
+
+interface FakeServerOptions {
+  /** TwiML for the voice webhook; `wsUrl` is the fake server's media URL. */
+  twiml?: (wsUrl: string) => string;
+  observerToken?: string;
+  /** Accept unsigned requests, as a server without TWILIO_AUTH_TOKEN does. */
+  unverified?: boolean;
+  onStream?: (side: ServerSide) => Promise<void>;
+}
+
+interface FakeServer {
+  url: string;
+  webhooks: Array<{ params: Record<string, string>; signed: boolean; signatureValid: boolean }>;
+  upgrades: Array<{ path: string; signatureValid: boolean }>;
+  streams: ServerSide[];
+  streamDone: Promise<void>;
+  publish(event: Message): void;
+  close(): Promise<void>;
+}
+
+const open: FakeServer[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((server) => server.close()));
+});
+
+/** A stand-in for the callbridge server: voice webhook, media stream and observer feed. */
+async function fakeServer(opts: FakeServerOptions = {}): Promise<FakeServer> {
+  const http: Server = createServer();
+  const wss = new WebSocketServer({ noServer: true });
+  const feeds: ServerResponse[] = [];
+  let resolveStreamDone: () => void = () => {};
+  const server: FakeServer = {
+    url: '',
+    webhooks: [],
+    upgrades: [],
+    streams: [],
+    streamDone: new Promise<void>((resolve) => {
+      resolveStreamDone = resolve;
+    }),
+    publish(event) {
+      for (const res of feeds) res.write(`data: ${JSON.stringify(event)}\n\n`);
+    },
+    async close() {
+      for (const res of feeds) res.end();
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
+
+  http.on('request', async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'POST' && req.url === '/carriers/twilio/voice') {
+      let body = '';
+      for await (const chunk of req) body += chunk;
+      const params = Object.fromEntries(new URLSearchParams(body));
+      const signature = req.headers['x-twilio-signature'] as string | undefined;
+      const signatureValid = twilio.validateRequest(
+        AUTH_TOKEN,
+        signature ?? '',
+        `${server.url}${req.url}`,
+        params,
+      );
+      server.webhooks.push({ params, signed: signature !== undefined, signatureValid });
+      if (!signatureValid && !opts.unverified) {
+        res.writeHead(403, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({ error: { code: 'CALLBRIDGE_BAD_SIGNATURE', message: 'signature mismatch' } }),
+        );
+        return;
+      }
+      const headers: Record<string, string> = { 'content-type': 'text/xml' };
+      if (opts.observerToken !== undefined) headers['x-callbridge-observer'] = opts.observerToken;
+      res.writeHead(200, headers);
+      const wsUrl = `${server.url.replace('http:', 'ws:')}/media/twilio`;
+      res.end(
+        opts.twiml?.(wsUrl) ??
+          `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${wsUrl}">` +
+            '<Parameter name="token" value="a&amp;b"/><Parameter name="profile" value="orders"/>' +
+            '</Stream></Connect></Response>',
+      );
+      return;
+    }
+    const feed = /^\/calls\/(CA[0-9a-f]{32})\/events$/.exec(req.url ?? '');
+    if (req.method === 'GET' && feed !== null) {
+      if (opts.observerToken === undefined || req.headers.authorization !== `Bearer ${opts.observerToken}`) {
+        res.writeHead(opts.observerToken === undefined ? 404 : 401).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(': connected\n\n');
+      feeds.push(res);
+      return;
+    }
+    res.writeHead(404).end();
+  });
+
+  http.on('upgrade', (req, socket, head) => {
+    const path = req.url ?? '';
+    const signature = req.headers['x-twilio-signature'] as string | undefined;
+    const wsUrl = `${server.url.replace('http:', 'ws:')}${path}`;
+    server.upgrades.push({
+      path,
+      signatureValid: twilio.validateRequest(AUTH_TOKEN, signature ?? '', wsUrl, {}),
+    });
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const side = new ServerSide(ws);
+      server.streams.push(side);
+      (opts.onStream ?? (async () => {}))(side).then(resolveStreamDone, (err: unknown) => {
+        ws.close(1011, 'test script failed');
+        throw err;
+      });
+    });
+  });
+
+  http.listen(0, '127.0.0.1');
+  await once(http, 'listening');
+  server.url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  open.push(server);
+  return server;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const types = (events: CallEvent[]) => events.map((e) => e.type);
+const allBytes = (buf: Buffer, value: number) => buf.every((b) => b === value);
+
+describe('placeCall (Twilio)', () => {
+  it('places a signed call, streams frames as Twilio does, and plays server audio like a phone', async () => {
+    const timings: { markAEchoMs?: number } = {};
+    const server = await fakeServer({
+      observerToken: 'observer-token',
+      async onStream(side) {
+        await side.next((m) => m.event === 'start');
+        server.publish({ type: 'transcript', role: 'assistant', content: 'Hello, thanks for calling.' });
+        // 0.4 s of audio, then a mark: it must come back only once the audio has played.
+        const sentA = performance.now();
+        side.play(Buffer.alloc(3200, 0x11), 'a');
+        await side.mark('a');
+        timings.markAEchoMs = performance.now() - sentA;
+        // 2 s of audio, cut short by a barge-in.
+        side.play(Buffer.alloc(16000, 0x22), 'b');
+        await sleep(300);
+        server.publish({ type: 'barge-in' });
+        side.send({ event: 'clear' });
+        await side.mark('b');
+        side.play(Buffer.alloc(1600, 0x33), 'c');
+        await side.mark('c');
+        server.publish({ type: 'transcript', role: 'user', content: 'Bye.', interrupted: false });
+        server.publish({ type: 'function', name: 'end_call', outcome: 'ok' });
+        server.publish({ type: 'end', reason: 'agent ended the call' });
+        side.ws.close(1000, 'goodbye');
+      },
+    });
+    const seen: CallEvent[] = [];
+    const result = await placeCall({
+      server: `${server.url}/`,
+      audio: Buffer.alloc(1000, 0x55),
+      authToken: AUTH_TOKEN,
+      realtime: false,
+      holdMs: 20_000,
+      onEvent: (e) => seen.push(e),
+    });
+    await server.streamDone;
+
+    // The voice webhook, as Twilio posts it.
+    expect(server.webhooks).toHaveLength(1);
+    const webhook = server.webhooks[0]!;
+    expect(webhook.signatureValid).toBe(true);
+    expect(webhook.params).toMatchObject({
+      CallSid: result.callSid,
+      From: '+15005550006',
+      To: '+15005550001',
+      CallStatus: 'ringing',
+      Direction: 'inbound',
+      ApiVersion: '2010-04-01',
+    });
+    expect(webhook.params.CallSid).toMatch(/^CA[0-9a-f]{32}$/);
+    expect(webhook.params.AccountSid).toMatch(/^AC[0-9a-f]{32}$/);
+    expect(server.upgrades).toEqual([{ path: '/media/twilio', signatureValid: true }]);
+
+    // connected, then start carrying the TwiML parameters.
+    const messages = server.streams[0]!.messages;
+    expect(messages[0]).toEqual({ event: 'connected', protocol: 'Call', version: '1.0.0' });
+    expect(messages[1]).toEqual({
+      event: 'start',
+      sequenceNumber: '1',
+      streamSid: result.streamSid,
+      start: {
+        accountSid: webhook.params.AccountSid,
+        streamSid: result.streamSid,
+        callSid: result.callSid,
+        tracks: ['inbound'],
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+        customParameters: { token: 'a&b', profile: 'orders' },
+      },
+    });
+    expect(result.streamSid).toMatch(/^MZ[0-9a-f]{32}$/);
+
+    // Every message after connected is numbered in order; media frames are whole 20 ms frames.
+    messages.slice(1).forEach((m, i) => {
+      expect(m.sequenceNumber).toBe(String(i + 1));
+    });
+    const media = messages.filter((m) => m.event === 'media');
+    expect(media.length).toBeGreaterThanOrEqual(7);
+    media.forEach((m, i) => {
+      expect(m.streamSid).toBe(result.streamSid);
+      expect(m.media).toMatchObject({ track: 'inbound', chunk: String(i + 1), timestamp: String(i * 20) });
+      expect(Buffer.from(m.media.payload, 'base64')).toHaveLength(160);
+    });
+    const sent = Buffer.concat(media.map((m) => Buffer.from(m.media.payload, 'base64')));
+    expect(sent.subarray(0, 1000)).toEqual(Buffer.alloc(1000, 0x55));
+    // The last caller frame is padded with silence, and silence keeps flowing while the caller holds.
+    expect(allBytes(sent.subarray(1000), 0xff)).toBe(true);
+
+    // Marks went back in order; b was released by the clear.
+    const echoes = messages.filter((m) => m.event === 'mark');
+    expect(echoes.map((m) => m.mark.name)).toEqual(['a', 'b', 'c']);
+    expect(echoes[0]).toMatchObject({ streamSid: result.streamSid, sequenceNumber: expect.any(String) });
+    // 0.4 s of audio cannot have played sooner (a lower bound, so not timing-sensitive).
+    expect(timings.markAEchoMs).toBeGreaterThanOrEqual(300);
+
+    // What the caller heard: all of a, the part of b before the clear, all of c, nothing else.
+    const heard = result.heard;
+    expect(heard.subarray(0, 3200)).toEqual(Buffer.alloc(3200, 0x11));
+    expect(heard.subarray(heard.length - 1600)).toEqual(Buffer.alloc(1600, 0x33));
+    const partOfB = heard.subarray(3200, heard.length - 1600);
+    expect(partOfB.length).toBeGreaterThan(0);
+    expect(partOfB.length).toBeLessThan(16000);
+    expect(allBytes(partOfB, 0x22)).toBe(true);
+
+    expect(result.ok).toBe(true);
+    expect(result.endReason).toBe('server-hangup');
+    expect(result.events).toEqual(seen);
+    const flushed = result.events.filter((e) => e.type === 'mark-echoed').map((e) => [e.name, e.flushed]);
+    expect(flushed).toEqual([
+      ['a', false],
+      ['b', true],
+      ['c', false],
+    ]);
+    const eventTypes = types(result.events);
+    expect(eventTypes[0]).toBe('stream-started');
+    expect(eventTypes).toContain('caller-audio-done');
+    expect(eventTypes.filter((t) => t === 'agent-audio-started')).toHaveLength(3);
+    expect(eventTypes.filter((t) => t === 'agent-audio-stopped')).toHaveLength(3);
+    const clear = result.events.find((e) => e.type === 'clear');
+    expect(clear).toMatchObject({ droppedMs: expect.any(Number) });
+    expect(eventTypes.indexOf('clear')).toBeLessThan(eventTypes.lastIndexOf('mark-echoed'));
+    expect(result.events.find((e) => e.type === 'hangup')).toMatchObject({ code: 1000, reason: 'goodbye' });
+    expect(result.events.filter((e) => e.type === 'transcript')).toMatchObject([
+      { role: 'assistant', content: 'Hello, thanks for calling.', interrupted: false },
+      { role: 'user', content: 'Bye.', interrupted: false },
+    ]);
+    expect(eventTypes).toContain('barge-in');
+    expect(result.events.find((e) => e.type === 'function')).toMatchObject({
+      name: 'end_call',
+      outcome: 'ok',
+    });
+    expect(result.events.find((e) => e.type === 'end')).toMatchObject({ reason: 'agent ended the call' });
+    expect(eventTypes).not.toContain('warning');
+    result.events.forEach((e, i) => {
+      expect(e.atMs).toBeGreaterThanOrEqual(i === 0 ? 0 : result.events[i - 1]!.atMs);
+    });
+  });
+
+  it('hangs up after holding the line, paced in real time, and drops a query string from the stream url', async () => {
+    const server = await fakeServer({
+      twiml: (wsUrl) => `<Response><Connect><Stream url="${wsUrl}?leak=1"/></Connect></Response>`,
+      async onStream(side) {
+        await side.next((m) => m.event === 'start');
+        side.play(Buffer.alloc(800, 0x44), 'greeting');
+      },
+    });
+    const result = await placeCall({
+      server: server.url,
+      from: '+442071838750',
+      to: '+15005550009',
+      audio: Buffer.alloc(160 * 5, 0x66),
+      authToken: AUTH_TOKEN,
+      holdMs: 200,
+    });
+    const side = server.streams[0]!;
+    const closed = await side.closed;
+
+    expect(server.upgrades).toEqual([{ path: '/media/twilio', signatureValid: true }]);
+    expect(server.webhooks[0]!.params).toMatchObject({ From: '+442071838750', To: '+15005550009' });
+    expect(result).toMatchObject({ ok: true, endReason: 'caller-hangup' });
+    expect(result.heard).toEqual(Buffer.alloc(800, 0x44));
+    // Five frames of speech, then ten of held silence, one every 20 ms.
+    expect(result.durationMs).toBeGreaterThanOrEqual(290);
+    const media = side.messages.filter((m) => m.event === 'media');
+    expect(media).toHaveLength(15);
+    const stop = side.messages.at(-1);
+    expect(stop).toEqual({
+      event: 'stop',
+      sequenceNumber: String(side.messages.length - 1),
+      streamSid: result.streamSid,
+      stop: { accountSid: server.webhooks[0]!.params.AccountSid, callSid: result.callSid },
+    });
+    expect(closed.code).toBe(1000);
+    expect(result.events.filter((e) => e.type === 'warning')).toMatchObject([
+      { message: expect.stringMatching(/query string/) },
+    ]);
+    expect(types(result.events)).not.toContain('hangup');
+  });
+
+  it('reports a declined call (Say then Hangup) as failed, with what was said', async () => {
+    const server = await fakeServer({
+      twiml: () => '<Response><Say>Sorry, this number is not in service.</Say><Hangup/></Response>',
+    });
+    const result = await placeCall({ server: server.url, audio: Buffer.alloc(160), authToken: AUTH_TOKEN });
+    expect(result.ok).toBe(false);
+    expect(result.endReason).toMatch(/^declined: .*"Sorry, this number is not in service\."/);
+    expect(result.events).toMatchObject([{ type: 'declined', say: 'Sorry, this number is not in service.' }]);
+    expect(server.streams).toHaveLength(0);
+  });
+
+  it('fails clearly when the webhook refuses the signature', async () => {
+    const server = await fakeServer();
+    const result = await placeCall({
+      server: server.url,
+      audio: Buffer.alloc(160),
+      authToken: 'wrong-token',
+    });
+    expect(result).toMatchObject({
+      ok: false,
+      endReason: 'webhook-failed: voice webhook answered HTTP 403: signature mismatch',
+      heard: Buffer.alloc(0),
+    });
+  });
+
+  it('fails clearly when nothing answers', async () => {
+    const server = await fakeServer();
+    const url = server.url;
+    await server.close();
+    open.splice(0);
+    const result = await placeCall({ server: url, audio: Buffer.alloc(160) });
+    expect(result.ok).toBe(false);
+    expect(result.endReason).toMatch(/^webhook-failed: voice webhook .* unreachable: ECONNREFUSED/);
+  });
+
+  it('fails when the server closes the stream with an error code, carrying on without a refused feed', async () => {
+    const server = await fakeServer({
+      unverified: true,
+      async onStream(side) {
+        await side.next((m) => m.event === 'start');
+        side.play(Buffer.alloc(320, 0x12), 'm');
+        await side.mark('m');
+        side.ws.close(1011, 'agent unavailable');
+      },
+    });
+    const result = await placeCall({
+      server: server.url,
+      audio: Buffer.alloc(160),
+      realtime: false,
+      holdMs: 10_000,
+    });
+    // Without an auth token the call goes out unsigned.
+    expect(server.webhooks[0]).toMatchObject({ signed: false });
+    expect(result.ok).toBe(false);
+    expect(result.endReason).toBe('server-error: close code 1011 (agent unavailable)');
+    expect(result.heard).toEqual(Buffer.alloc(320, 0x12));
+    expect(result.events.find((e) => e.type === 'hangup')).toMatchObject({ code: 1011, unplayedMs: 0 });
+    expect(types(result.events)).not.toContain('warning');
+  });
+
+  it('fails when the caller heard nothing, and reports server frames Twilio would ignore', async () => {
+    const server = await fakeServer({
+      async onStream(side) {
+        await side.next((m) => m.event === 'start');
+        side.ws.send(JSON.stringify({ event: 'media', streamSid: 'MZwrong', media: { payload: 'AAAA' } }));
+        side.ws.send('not json');
+        side.send({ event: 'dance' });
+        side.ws.close(1000);
+      },
+    });
+    const result = await placeCall({
+      server: server.url,
+      audio: Buffer.alloc(160),
+      authToken: AUTH_TOKEN,
+      realtime: false,
+    });
+    expect(result).toMatchObject({ ok: false, endReason: 'server-hangup' });
+    expect(result.heard).toHaveLength(0);
+    const warnings = result.events.filter((e) => e.type === 'warning').map((e) => e.message);
+    expect(warnings).toEqual([
+      expect.stringMatching(/without this stream's streamSid/),
+      expect.stringMatching(/not a JSON object/),
+      expect.stringMatching(/unknown event "dance"/),
+    ]);
+  });
+});
