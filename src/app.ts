@@ -1,7 +1,12 @@
 // buildApp assembles the HTTP and WebSocket surface from a validated config and its dependencies.
 // It never listens, reads the environment or exits: src/main.ts does that.
 import websocket from '@fastify/websocket';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  LogController,
+} from 'fastify';
 import type { Logger } from 'pino';
 import type { AgentDialer } from './agent/dialer.js';
 import { CallEventHub } from './call/events.js';

@@ -1,8 +1,8 @@
 // The process: reads the environment, creates the logger, opens the store, starts the built-in
 // agent when no agent host is configured, listens, and drains gracefully on SIGTERM.
 import closeWithGrace from 'close-with-grace';
-import { buildApp } from './app.js';
 import { createAgentDialer } from './agent/dialer.js';
+import { buildApp } from './app.js';
 import { loadConfig } from './config/load.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics/metrics.js';
@@ -24,7 +24,8 @@ const store = await openStore(config);
 
 let agentUrl = config.agent.url;
 let agentKey = config.agent.apiKey;
-const localAgent = agentUrl === null ? await startLocalAgent({ logger: logger.child({ component: 'local-agent' }) }) : null;
+const localAgent =
+  agentUrl === null ? await startLocalAgent({ logger: logger.child({ component: 'local-agent' }) }) : null;
 if (localAgent) {
   agentUrl = localAgent.url;
   agentKey = 'local';
@@ -48,10 +49,20 @@ const dial = createAgentDialer(
   },
   metrics,
 );
-const app = await buildApp(config, { logger, store, dial, metrics, agentMode: localAgent ? 'local' : 'remote' });
+const app = await buildApp(config, {
+  logger,
+  store,
+  dial,
+  metrics,
+  agentMode: localAgent ? 'local' : 'remote',
+});
 
 closeWithGrace(
-  { delay: config.drainTimeoutMs + 10_000, logger: { error: (m: string) => logger.error(m) }, skip: ['SIGHUP'] },
+  {
+    delay: config.drainTimeoutMs + 10_000,
+    logger: { error: (m: string) => logger.error(m) },
+    skip: ['SIGHUP'],
+  },
   async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an unexpected error');
     const { registry } = app.callbridge;

@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import type { AgentDialer } from '../agent/dialer.js';
 import type { CallEventHub } from '../call/events.js';
 import type { CallRegistry } from '../call/registry.js';
-import { type CallInfo, CallSession, bytesPerMs } from '../call/session.js';
+import { bytesPerMs, type CallInfo, CallSession } from '../call/session.js';
 import { checkStreamToken } from '../call/stream-token.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -178,7 +178,10 @@ export function handleMediaSocket(socket: WebSocket, codec: CarrierCodec, deps: 
     switch (phase) {
       case 'awaiting_start':
         if (event.type === 'start') {
-          void admit(event);
+          admit(event).catch((err: Error) => {
+            log.error({ err }, 'media stream failed to start');
+            reject('internal_error', CLOSE.serverError);
+          });
         } else if (event.type !== 'ignored') {
           metrics.carrierFramesInvalid.inc({ carrier, reason: `${event.type}_before_start` });
           if (event.type === 'stop') socket.close(CLOSE.normal, 'stream stopped');

@@ -1,8 +1,8 @@
 // With carrier credentials set, every Twilio webhook and media upgrade must carry a valid
 // X-Twilio-Signature. Signatures here are made by the `twilio` package, independently of ours.
 import twilio from 'twilio';
-import WebSocket from 'ws';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type FakeAgent, startFakeAgent } from '../../helpers/fake-agent.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { newCallSid, openMediaStream, voiceWebhook } from '../../helpers/twilio-carrier.js';
@@ -31,18 +31,30 @@ afterEach(async () => {
   await agent.close();
 });
 
-const params = () => ({ CallSid: newCallSid(), AccountSid: ACCOUNT_SID, From: '+15005550006', To: '+15005550001' });
+const params = () => ({
+  CallSid: newCallSid(),
+  AccountSid: ACCOUNT_SID,
+  From: '+15005550006',
+  To: '+15005550001',
+});
 
 describe('signed voice webhook', () => {
   it('accepts a request signed over the public URL', async () => {
-    const answer = await voiceWebhook(server.baseUrl, params(), { authToken: AUTH_TOKEN, publicUrl: PUBLIC_URL });
+    const answer = await voiceWebhook(server.baseUrl, params(), {
+      authToken: AUTH_TOKEN,
+      publicUrl: PUBLIC_URL,
+    });
     expect(answer.status).toBe(200);
     expect(answer.streamUrl).toBe('wss://bridge.example.com/media/twilio');
   });
 
   it('accepts the signature computed with the default port', async () => {
     const p = params();
-    const signature = twilio.getExpectedTwilioSignature(AUTH_TOKEN, `${PUBLIC_URL}:443/carriers/twilio/voice`, p);
+    const signature = twilio.getExpectedTwilioSignature(
+      AUTH_TOKEN,
+      `${PUBLIC_URL}:443/carriers/twilio/voice`,
+      p,
+    );
     const answer = await voiceWebhook(server.baseUrl, p, { signature });
     expect(answer.status).toBe(200);
   });
@@ -57,7 +69,11 @@ describe('signed voice webhook', () => {
 
   it('refuses a signature made with another token, or over other params', async () => {
     const p = params();
-    const wrongToken = twilio.getExpectedTwilioSignature('another-token', `${PUBLIC_URL}/carriers/twilio/voice`, p);
+    const wrongToken = twilio.getExpectedTwilioSignature(
+      'another-token',
+      `${PUBLIC_URL}/carriers/twilio/voice`,
+      p,
+    );
     expect((await voiceWebhook(server.baseUrl, p, { signature: wrongToken })).status).toBe(403);
     const signedOther = twilio.getExpectedTwilioSignature(AUTH_TOKEN, `${PUBLIC_URL}/carriers/twilio/voice`, {
       ...p,
