@@ -1,6 +1,7 @@
 // The core bridge over real sockets: a `ws` client plays Twilio, a scripted fake agent plays the
 // voice agent, and callbridge sits between them on an ephemeral port.
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -219,6 +220,31 @@ describe('teardown', () => {
     carrier.start(answer.parameters);
     await carrier.closed;
     expect(await metricValue('callbridge_calls_total', 'reason="agent_refused"')).toBe(1);
+  });
+});
+
+describe('agent connect timeout', () => {
+  it('ends the call when the agent host accepts TCP but never answers the handshake', async () => {
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    await server.close();
+    server = await startServer({
+      AGENT_URL: `ws://127.0.0.1:${port}`,
+      AGENT_API_KEY: API_KEY,
+      AGENT_CONNECT_TIMEOUT_MS: '200',
+    });
+    try {
+      const callSid = newCallSid();
+      const answer = await voiceWebhook(server.baseUrl, { CallSid: callSid, From: '+1', To: '+2' });
+      const carrier = await openMediaStream(answer.streamUrl, { callSid });
+      carrier.start(answer.parameters);
+      expect((await carrier.closed).code).toBe(1000);
+      expect(await metricValue('callbridge_calls_total', 'reason="agent_unreachable"')).toBe(1);
+      expect(await metricValue('callbridge_agent_errors_total', 'code="CALLBRIDGE_AGENT_TIMEOUT"')).toBe(1);
+    } finally {
+      silent.close();
+    }
   });
 });
 
