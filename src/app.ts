@@ -8,6 +8,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
+import { adminApi } from './admin/plugin.js';
 import type { AgentDialer } from './agent/dialer.js';
 import { CallEventHub } from './call/events.js';
 import { observerRoutes } from './call/observer.js';
@@ -17,6 +18,7 @@ import type { Config } from './config/types.js';
 import { codeForStatus, NotFoundError } from './errors.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import type { Store } from './store/store.js';
+import { registerWebhookAdminRoutes, type WebhookGateway, webhookGateway } from './webhooks/plugin.js';
 
 export interface AppDeps {
   logger: Logger;
@@ -32,6 +34,7 @@ export interface CallbridgeState {
   metrics: Metrics;
   registry: CallRegistry;
   events: CallEventHub;
+  gateway: WebhookGateway;
   draining: boolean;
 }
 
@@ -56,11 +59,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     requestTimeout: 30_000,
   });
 
+  const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });
   const state: CallbridgeState = {
     config,
     metrics,
     registry: new CallRegistry(),
     events: new CallEventHub(),
+    gateway,
     draining: false,
   };
   app.decorate('callbridge', state);
@@ -86,7 +91,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     carriers: ['twilio'],
     media: { twilio: '/media/twilio' },
     calls: { active: state.registry.size },
-    webhooks: { endpoint: '/webhooks/:provider', providers: [] as string[] },
+    webhooks: await gateway.info(),
   }));
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) =>
@@ -109,6 +114,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(
     observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: state.events }),
   );
+  await app.register(gateway.plugin);
+  if (config.adminToken) {
+    await app.register(
+      adminApi(config.adminToken, [(scope) => registerWebhookAdminRoutes(scope, { store: deps.store })]),
+      { prefix: '/v1' },
+    );
+  }
+  app.addHook('onClose', () => gateway.close());
 
   return app;
 }

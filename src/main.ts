@@ -49,12 +49,19 @@ const dial = createAgentDialer(
   },
   metrics,
 );
-const app = await buildApp(config, {
-  logger,
-  store,
-  dial,
-  metrics,
-  agentMode: localAgent ? 'local' : 'remote',
+let app: Awaited<ReturnType<typeof buildApp>>;
+try {
+  app = await buildApp(config, { logger, store, dial, metrics, agentMode: localAgent ? 'local' : 'remote' });
+} catch (err) {
+  // A bad secrets file is configuration too: one line, before listening.
+  if ((err as { code?: string }).code !== 'CALLBRIDGE_CONFIG_INVALID') throw err;
+  process.stderr.write(`callbridge: invalid configuration: ${(err as Error).message}\n`);
+  process.exit(1);
+}
+const { gateway } = app.callbridge;
+process.on('SIGHUP', () => {
+  logger.info('SIGHUP: reloading webhook secrets');
+  void gateway.reload();
 });
 
 closeWithGrace(
@@ -86,3 +93,4 @@ closeWithGrace(
 );
 
 await app.listen({ port: config.port, host: config.host });
+gateway.startDrainer();

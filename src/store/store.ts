@@ -1,12 +1,122 @@
 // The state port: one contract, an embedded SQLite adapter (default, durable in DATA_DIR) and a
 // Redis adapter (REDIS_URL) so several instances share it. Both pass test/store/contract.ts.
+//
+// The contract is grouped by concern, one interface each; `Store` is their union. A new concern
+// (call records, say) adds an interface here and one module per adapter under sqlite/ and redis/.
 
-export interface Store {
+/** Milliseconds since the epoch; injectable so tests can move time. */
+export type Clock = () => number;
+
+/** Single-use claims. */
+export interface OnceClaims {
   /**
    * Claims `key` for `ttlMs`. True for the first claim; false while an earlier claim stands.
    * Used for single-use stream tokens.
    */
   claimOnce(key: string, ttlMs: number): Promise<boolean>;
+}
 
+/** Result of claiming an idempotency key. `token` proves ownership to commit or release. */
+export type IdempotencyClaim =
+  | { status: 'claimed'; token: string }
+  | { status: 'in_progress' }
+  | { status: 'done' };
+
+/** Idempotency keys of webhook deliveries (gateway spec 6, rule 1). */
+export interface IdempotencyKeys {
+  /**
+   * Atomically claims `key` as in progress for `ttlMs`, unless it is already in progress or done.
+   * An in-progress claim that is neither committed nor released lapses after `ttlMs`, so a crashed
+   * instance never blocks a key for good.
+   */
+  claimIdempotencyKey(key: string, ttlMs: number): Promise<IdempotencyClaim>;
+  /** Marks the key done for `ttlMs` (the dedupe window). No-op if another claimant owns it now. */
+  commitIdempotencyKey(key: string, token: string, ttlMs: number): Promise<void>;
+  /** Drops an in-progress claim so a retried delivery is processed. No-op on a done key or another's claim. */
+  releaseIdempotencyKey(key: string, token: string): Promise<void>;
+}
+
+export interface WindowCount {
+  count: number;
+  /** When the window ends and the count starts again from zero. */
+  resetAtMs: number;
+}
+
+/** Counters over a window that opens at the first hit (the auth-failure limiter, gateway spec 3). */
+export interface WindowCounters {
+  /** Adds one to `key`; a key with no open window opens one of `windowMs`. */
+  incrementWindowCounter(key: string, windowMs: number): Promise<WindowCount>;
+  /** The open window's count, or null when none is open. */
+  readWindowCounter(key: string): Promise<WindowCount | null>;
+}
+
+/** What a producer puts on the queue. `payload` must survive JSON. */
+export interface QueueEventInput {
+  /** Forwarded name, `<provider>/<event>`. */
+  name: string;
+  provider: string;
+  idempotencyKey: string;
+  payload: unknown;
+}
+
+export interface QueuedEvent extends QueueEventInput {
+  /** Stable across retries; the handle the admin API uses. */
+  id: string;
+  /** Delivery attempts started, this one included once claimed. */
+  attempts: number;
+  enqueuedAtMs: number;
+  lastError: string | null;
+}
+
+/** A claimed event; `receipt` is the adapter's handle for ack, retry or dead-letter. */
+export interface ClaimedEvent extends QueuedEvent {
+  receipt: string;
+}
+
+export interface DeadLetter extends QueuedEvent {
+  deadAtMs: number;
+}
+
+export interface QueueStats {
+  /** Events waiting, delayed for a retry or in flight; dead letters excluded. */
+  depth: number;
+  /** Age of the oldest of those, null when there is none. */
+  oldestAgeMs: number | null;
+  deadLetters: number;
+}
+
+/**
+ * The shared queue (gateway spec 6, rule 2). Each event goes to one consumer at a time; an event
+ * claimed by a consumer that neither acks, retries nor dead-letters it within `leaseMs` (a crashed
+ * instance) is handed to another consumer.
+ */
+export interface EventQueue {
+  enqueueEvent(event: QueueEventInput): Promise<string>;
+  /** The next due event for `consumer`, or null. Never blocks. */
+  claimNextEvent(consumer: string, leaseMs: number): Promise<ClaimedEvent | null>;
+  ackEvent(event: ClaimedEvent): Promise<void>;
+  /** Puts the event back, due again in `delayMs`. */
+  retryEventLater(event: ClaimedEvent, delayMs: number, error: string): Promise<void>;
+  deadLetterEvent(event: ClaimedEvent, error: string): Promise<void>;
+  /** Newest first. */
+  listDeadLetters(limit: number): Promise<DeadLetter[]>;
+  /** Requeues a dead letter as new (attempts 0, due now). False when `id` is not a dead letter. */
+  retryDeadLetter(id: string): Promise<boolean>;
+  queueStats(): Promise<QueueStats>;
+}
+
+/** When each webhook provider last delivered a verified request (gateway spec 1, point 6). */
+export interface ProviderVerifications {
+  markProviderVerified(provider: string, atMs: number): Promise<void>;
+  /** Provider name → last verified time in ms; providers never verified are absent. */
+  providerVerifiedTimes(): Promise<Record<string, number>>;
+}
+
+export interface Store
+  extends OnceClaims,
+    IdempotencyKeys,
+    WindowCounters,
+    EventQueue,
+    ProviderVerifications {
   close(): Promise<void>;
 }

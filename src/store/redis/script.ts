@@ -1,0 +1,21 @@
+// Lua scripts run by SHA, loaded on first use: each script is one atomic step on the server.
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+export type RedisScript = (
+  client: Redis,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+) => Promise<unknown>;
+
+export function redisScript(lua: string): RedisScript {
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return async (client, keys, args) => {
+    try {
+      return await client.evalsha(sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      return client.eval(lua, keys.length, ...keys, ...args);
+    }
+  };
+}

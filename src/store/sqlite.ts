@@ -1,0 +1,71 @@
+// The embedded store: one SQLite file, `${dataDir}/callbridge.db`, in WAL mode. Durable across
+// restarts of one instance; several instances share state through the Redis adapter instead.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { eventQueueMigrations, sqliteEventQueue } from './sqlite/event-queue.js';
+import { idempotencyMigrations, sqliteIdempotencyKeys } from './sqlite/idempotency.js';
+import { applyMigrations } from './sqlite/migrations.js';
+import { onceClaimMigrations, sqliteOnceClaims } from './sqlite/once-claims.js';
+import {
+  providerVerificationMigrations,
+  sqliteProviderVerifications,
+} from './sqlite/provider-verifications.js';
+import { sqliteWindowCounters, windowCounterMigrations } from './sqlite/window-counters.js';
+import type { Clock, Store } from './store.js';
+
+export const SQLITE_FILE_NAME = 'callbridge.db';
+
+/** Expired keys, claims and counters are deleted this often (they are ignored once expired anyway). */
+const PRUNE_INTERVAL_MS = 10 * 60_000;
+
+export interface SqliteStoreOptions {
+  /** The database file; its folder is created if missing. */
+  file: string;
+  now?: Clock;
+}
+
+export function openSqliteStore(options: SqliteStoreOptions): Store {
+  const now = options.now ?? Date.now;
+  mkdirSync(dirname(options.file), { recursive: true });
+  const db = new Database(options.file);
+  db.pragma('journal_mode = WAL');
+  // NORMAL is durable across process crashes in WAL mode (only an OS crash may lose the last commits).
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+
+  applyMigrations(db, [
+    ...onceClaimMigrations,
+    ...idempotencyMigrations,
+    ...windowCounterMigrations,
+    ...eventQueueMigrations,
+    ...providerVerificationMigrations,
+  ]);
+
+  const onceClaims = sqliteOnceClaims(db, now);
+  const idempotency = sqliteIdempotencyKeys(db, now);
+  const counters = sqliteWindowCounters(db, now);
+  const prune = () => {
+    onceClaims.prune();
+    idempotency.prune();
+    counters.prune();
+  };
+  prune();
+  const pruneTimer = setInterval(prune, PRUNE_INTERVAL_MS);
+  pruneTimer.unref();
+
+  return {
+    claimOnce: onceClaims.claimOnce,
+    claimIdempotencyKey: idempotency.claimIdempotencyKey,
+    commitIdempotencyKey: idempotency.commitIdempotencyKey,
+    releaseIdempotencyKey: idempotency.releaseIdempotencyKey,
+    incrementWindowCounter: counters.incrementWindowCounter,
+    readWindowCounter: counters.readWindowCounter,
+    ...sqliteEventQueue(db, now),
+    ...sqliteProviderVerifications(db),
+    async close() {
+      clearInterval(pruneTimer);
+      if (db.open) db.close();
+    },
+  };
+}

@@ -1,0 +1,284 @@
+// The store contract, run against every adapter (sqlite.test.ts, redis.test.ts). `open()` may be
+// called several times: each call is one more process or instance over the same state.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/store.js';
+
+export interface StoreHarness {
+  /** A store over the shared state; every one opened is closed by the suite. */
+  open(): Promise<Store>;
+  /** Removes the state (called after each test). */
+  cleanup(): Promise<void>;
+}
+
+const PAYLOAD = {
+  text: 'café 🚀 "quoted" \\ \u0000 end',
+  nested: { list: [1, 2.5, null, true], empty: {}, none: [] },
+};
+
+export function storeContract(name: string, harness: () => Promise<StoreHarness>): void {
+  describe(`${name} store contract`, () => {
+    let h: StoreHarness;
+    let opened: Store[];
+    let store: Store;
+
+    const open = async () => {
+      const s = await h.open();
+      opened.push(s);
+      return s;
+    };
+
+    beforeEach(async () => {
+      h = await harness();
+      opened = [];
+      store = await open();
+    });
+    afterEach(async () => {
+      for (const s of opened) await s.close();
+      await h.cleanup();
+    });
+
+    describe('claimOnce', () => {
+      it('grants the first claim only, until the TTL passes', async () => {
+        expect(await store.claimOnce('token-1', 80)).toBe(true);
+        expect(await store.claimOnce('token-1', 80)).toBe(false);
+        expect(await store.claimOnce('token-2', 80)).toBe(true);
+        await sleep(130);
+        expect(await store.claimOnce('token-1', 80)).toBe(true);
+      });
+    });
+
+    describe('idempotency keys', () => {
+      it('claims, answers in progress to a second claimant, then done once committed', async () => {
+        const first = await store.claimIdempotencyKey('code:d-1', 60_000);
+        expect(first.status).toBe('claimed');
+        expect(await store.claimIdempotencyKey('code:d-1', 60_000)).toEqual({ status: 'in_progress' });
+        if (first.status !== 'claimed') throw new Error('unreachable');
+        await store.commitIdempotencyKey('code:d-1', first.token, 60_000);
+        expect(await store.claimIdempotencyKey('code:d-1', 60_000)).toEqual({ status: 'done' });
+      });
+
+      it('lets exactly one of many concurrent claimants have the key', async () => {
+        const other = await open();
+        const claims = await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            (i % 2 ? store : other).claimIdempotencyKey('tasks:d-2', 60_000),
+          ),
+        );
+        expect(claims.filter((c) => c.status === 'claimed')).toHaveLength(1);
+        expect(claims.filter((c) => c.status === 'in_progress')).toHaveLength(11);
+      });
+
+      it('makes a released key claimable again; a wrong token releases nothing', async () => {
+        const first = await store.claimIdempotencyKey('deploy:e-1', 60_000);
+        if (first.status !== 'claimed') throw new Error('expected a claim');
+        await store.releaseIdempotencyKey('deploy:e-1', 'someone-else');
+        expect((await store.claimIdempotencyKey('deploy:e-1', 60_000)).status).toBe('in_progress');
+        await store.releaseIdempotencyKey('deploy:e-1', first.token);
+        expect((await store.claimIdempotencyKey('deploy:e-1', 60_000)).status).toBe('claimed');
+      });
+
+      it('never releases a committed key', async () => {
+        const first = await store.claimIdempotencyKey('deploy:e-2', 60_000);
+        if (first.status !== 'claimed') throw new Error('expected a claim');
+        await store.commitIdempotencyKey('deploy:e-2', first.token, 60_000);
+        await store.releaseIdempotencyKey('deploy:e-2', first.token);
+        expect(await store.claimIdempotencyKey('deploy:e-2', 60_000)).toEqual({ status: 'done' });
+      });
+
+      it('lets an abandoned in-progress claim lapse, and a stale owner cannot commit over the new one', async () => {
+        const stale = await store.claimIdempotencyKey('inbox:m-1', 60);
+        if (stale.status !== 'claimed') throw new Error('expected a claim');
+        await sleep(110);
+        const fresh = await store.claimIdempotencyKey('inbox:m-1', 60_000);
+        expect(fresh.status).toBe('claimed');
+        await store.commitIdempotencyKey('inbox:m-1', stale.token, 60_000);
+        expect(await store.claimIdempotencyKey('inbox:m-1', 60_000)).toEqual({ status: 'in_progress' });
+      });
+
+      it('forgets a done key after its window', async () => {
+        const first = await store.claimIdempotencyKey('payments:evt-1', 60_000);
+        if (first.status !== 'claimed') throw new Error('expected a claim');
+        await store.commitIdempotencyKey('payments:evt-1', first.token, 60);
+        await sleep(110);
+        expect((await store.claimIdempotencyKey('payments:evt-1', 60_000)).status).toBe('claimed');
+      });
+    });
+
+    describe('window counters', () => {
+      it('counts within a window opened by the first hit, per key', async () => {
+        expect(await store.readWindowCounter('ip:198.51.100.7')).toBeNull();
+        const before = Date.now();
+        const first = await store.incrementWindowCounter('ip:198.51.100.7', 60_000);
+        expect(first.count).toBe(1);
+        expect(first.resetAtMs).toBeGreaterThanOrEqual(before + 59_000);
+        expect(first.resetAtMs).toBeLessThanOrEqual(Date.now() + 60_000);
+        await store.incrementWindowCounter('ip:198.51.100.7', 60_000);
+        const third = await store.incrementWindowCounter('ip:198.51.100.7', 60_000);
+        expect(third.count).toBe(3);
+        expect(Math.abs(third.resetAtMs - first.resetAtMs)).toBeLessThan(1_000);
+        expect((await store.readWindowCounter('ip:198.51.100.7'))?.count).toBe(3);
+        expect(await store.readWindowCounter('ip:203.0.113.9')).toBeNull();
+      });
+
+      it('loses no hit under concurrency, across instances', async () => {
+        const other = await open();
+        await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            (i % 2 ? store : other).incrementWindowCounter('ip:c', 60_000),
+          ),
+        );
+        expect((await store.readWindowCounter('ip:c'))?.count).toBe(30);
+      });
+
+      it('starts again from zero once the window has passed', async () => {
+        await store.incrementWindowCounter('ip:w', 60);
+        await store.incrementWindowCounter('ip:w', 60);
+        await sleep(110);
+        expect(await store.readWindowCounter('ip:w')).toBeNull();
+        expect((await store.incrementWindowCounter('ip:w', 60)).count).toBe(1);
+      });
+    });
+
+    describe('event queue', () => {
+      const input = (n: number) => ({
+        name: 'code/workflow_run.completed',
+        provider: 'code',
+        idempotencyKey: `code:d-${n}`,
+        payload: { ...PAYLOAD, n },
+      });
+
+      it('hands out events in order, with their payload intact, one consumer at a time', async () => {
+        const ids = [await store.enqueueEvent(input(1)), await store.enqueueEvent(input(2))];
+        const first = await store.claimNextEvent('consumer-a', 60_000);
+        expect(first).toMatchObject({ id: ids[0], ...input(1), attempts: 1, lastError: null });
+        expect(first?.payload).toEqual({ ...PAYLOAD, n: 1 });
+        const second = await store.claimNextEvent('consumer-b', 60_000);
+        expect(second?.id).toBe(ids[1]);
+        expect(await store.claimNextEvent('consumer-c', 60_000)).toBeNull();
+      });
+
+      it('gives each event to one of several concurrent consumers on several instances', async () => {
+        const other = await open();
+        const ids = new Set<string>();
+        for (let n = 0; n < 6; n++) ids.add(await store.enqueueEvent(input(n)));
+        const claims = await Promise.all(
+          Array.from({ length: 14 }, (_, i) =>
+            (i % 2 ? store : other).claimNextEvent(`consumer-${i}`, 60_000),
+          ),
+        );
+        const got = claims.filter((c) => c !== null).map((c) => c.id);
+        expect(got).toHaveLength(6);
+        expect(new Set(got)).toEqual(ids);
+      });
+
+      it('removes an acked event', async () => {
+        await store.enqueueEvent(input(1));
+        const claimed = await store.claimNextEvent('a', 60_000);
+        if (!claimed) throw new Error('expected an event');
+        expect((await store.queueStats()).depth).toBe(1);
+        await store.ackEvent(claimed);
+        expect(await store.queueStats()).toEqual({ depth: 0, oldestAgeMs: null, deadLetters: 0 });
+        expect(await store.claimNextEvent('a', 1)).toBeNull();
+      });
+
+      it('holds a retried event back for its delay, then hands it out with one more attempt', async () => {
+        await store.enqueueEvent(input(1));
+        const claimed = await store.claimNextEvent('a', 60_000);
+        if (!claimed) throw new Error('expected an event');
+        await store.retryEventLater(claimed, 150, 'operator gateway answered 502');
+        expect(await store.claimNextEvent('a', 60_000)).toBeNull();
+        expect((await store.queueStats()).depth).toBe(1);
+        await sleep(220);
+        const again = await store.claimNextEvent('b', 60_000);
+        expect(again).toMatchObject({
+          id: claimed.id,
+          attempts: 2,
+          lastError: 'operator gateway answered 502',
+        });
+      });
+
+      it("hands a crashed consumer's event to another once its lease has lapsed", async () => {
+        await store.enqueueEvent(input(1));
+        const lost = await store.claimNextEvent('crashed', 80);
+        expect(await store.claimNextEvent('survivor', 80)).toBeNull();
+        await sleep(150);
+        const taken = await store.claimNextEvent('survivor', 80);
+        expect(taken?.id).toBe(lost?.id);
+        expect(taken?.attempts).toBe(2);
+      });
+
+      it('keeps dead letters apart, lists them newest first and requeues one once', async () => {
+        for (const n of [1, 2]) {
+          await store.enqueueEvent(input(n));
+          const claimed = await store.claimNextEvent('a', 60_000);
+          if (!claimed) throw new Error('expected an event');
+          await store.deadLetterEvent(claimed, `failed ${n}`);
+          await sleep(5);
+        }
+        expect(await store.queueStats()).toEqual({ depth: 0, oldestAgeMs: null, deadLetters: 2 });
+        expect(await store.claimNextEvent('a', 60_000)).toBeNull();
+        const letters = await store.listDeadLetters(10);
+        expect(letters.map((l) => l.idempotencyKey)).toEqual(['code:d-2', 'code:d-1']);
+        expect(letters[0]).toMatchObject({
+          attempts: 1,
+          lastError: 'failed 2',
+          payload: { ...PAYLOAD, n: 2 },
+        });
+        expect(await store.listDeadLetters(1)).toHaveLength(1);
+
+        const target = letters[1]!;
+        const [won, lost] = await Promise.all([
+          store.retryDeadLetter(target.id),
+          store.retryDeadLetter(target.id),
+        ]);
+        expect([won, lost].sort()).toEqual([false, true]);
+        expect(await store.retryDeadLetter('no-such-id')).toBe(false);
+        expect((await store.queueStats()).deadLetters).toBe(1);
+        const requeued = await store.claimNextEvent('a', 60_000);
+        expect(requeued).toMatchObject({ id: target.id, idempotencyKey: 'code:d-1', attempts: 1 });
+      });
+
+      it('reports depth and the age of the oldest waiting event', async () => {
+        await store.enqueueEvent(input(1));
+        await sleep(60);
+        await store.enqueueEvent(input(2));
+        const stats = await store.queueStats();
+        expect(stats.depth).toBe(2);
+        expect(stats.oldestAgeMs).toBeGreaterThanOrEqual(50);
+        expect(stats.oldestAgeMs).toBeLessThan(5_000);
+      });
+    });
+
+    describe('provider verifications', () => {
+      it('keeps the latest verified time per provider', async () => {
+        expect(await store.providerVerifiedTimes()).toEqual({});
+        await store.markProviderVerified('code', 2_000);
+        await store.markProviderVerified('code', 1_000);
+        await store.markProviderVerified('tasks', 1_500);
+        expect(await store.providerVerifiedTimes()).toEqual({ code: 2_000, tasks: 1_500 });
+      });
+    });
+
+    it('keeps everything when the store is closed and opened again', async () => {
+      const claim = await store.claimIdempotencyKey('code:kept', 60_000);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      await store.commitIdempotencyKey('code:kept', claim.token, 60_000);
+      const id = await store.enqueueEvent({
+        name: 'code/workflow_run.completed',
+        provider: 'code',
+        idempotencyKey: 'code:q',
+        payload: PAYLOAD,
+      });
+      await store.incrementWindowCounter('ip:kept', 60_000);
+      await store.markProviderVerified('inbox', 1234);
+      await store.close();
+
+      store = await open();
+      expect(await store.claimIdempotencyKey('code:kept', 60_000)).toEqual({ status: 'done' });
+      expect((await store.claimNextEvent('after-restart', 60_000))?.id).toBe(id);
+      expect((await store.readWindowCounter('ip:kept'))?.count).toBe(1);
+      expect(await store.providerVerifiedTimes()).toEqual({ inbox: 1234 });
+    });
+  });
+}

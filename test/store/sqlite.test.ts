@@ -1,0 +1,38 @@
+// The embedded adapter against the store contract, on a real file in a temporary folder.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
+import { storeContract } from './contract.js';
+
+storeContract('sqlite', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'callbridge-store-'));
+  return {
+    open: async () => openSqliteStore({ file: join(dir, 'callbridge.db') }),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+describe('sqlite store', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('openStore creates a missing DATA_DIR and a WAL-mode callbridge.db in it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'callbridge-store-'));
+    dirs.push(root);
+    const dataDir = join(root, 'nested', 'data');
+    const { gatewayConfig } = await import('../webhooks/helpers.js');
+    const store = await openStore({ ...gatewayConfig({}, dataDir), redisUrl: null });
+    await store.close();
+    const file = join(dataDir, 'callbridge.db');
+    expect(existsSync(file)).toBe(true);
+    const db = new Database(file, { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+  });
+});
