@@ -8,11 +8,15 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
+import { registerCallAdminRoutes } from './admin/calls.js';
 import { adminApi } from './admin/plugin.js';
 import type { AgentDialer } from './agent/dialer.js';
 import { CallEventHub } from './call/events.js';
 import { observerRoutes } from './call/observer.js';
+import { PrewarmPool } from './call/prewarm.js';
+import type { CallRecord } from './call/record.js';
 import { CallRegistry } from './call/registry.js';
+import type { PrewarmedAgent } from './carriers/media.js';
 import { twilioRoutes } from './carriers/twilio/routes.js';
 import type { Config } from './config/types.js';
 import { codeForStatus, NotFoundError } from './errors.js';
@@ -35,6 +39,7 @@ export interface CallbridgeState {
   registry: CallRegistry;
   events: CallEventHub;
   gateway: WebhookGateway;
+  prewarm: PrewarmPool<PrewarmedAgent>;
   draining: boolean;
 }
 
@@ -66,6 +71,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     registry: new CallRegistry(),
     events: new CallEventHub(),
     gateway,
+    prewarm: new PrewarmPool<PrewarmedAgent>({
+      onExpired: () => metrics.prewarm.inc({ outcome: 'expired' }),
+    }),
     draining: false,
   };
   app.decorate('callbridge', state);
@@ -109,6 +117,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logger: deps.logger,
     registry: state.registry,
     events: state.events,
+    prewarm: state.prewarm,
+    saveRecord: (record: CallRecord) => {
+      deps.store.saveCallRecord(record).catch((err: Error) => {
+        deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');
+      });
+    },
   };
   await app.register(twilioRoutes(mediaDeps));
   await app.register(
@@ -117,11 +131,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(gateway.plugin);
   if (config.adminToken) {
     await app.register(
-      adminApi(config.adminToken, [(scope) => registerWebhookAdminRoutes(scope, { store: deps.store })]),
+      adminApi(config.adminToken, [
+        (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
+        (scope) => registerCallAdminRoutes(scope, { store: deps.store }),
+      ]),
       { prefix: '/v1' },
     );
   }
-  app.addHook('onClose', () => gateway.close());
+  app.addHook('onClose', async () => {
+    state.prewarm.closeAll();
+    await gateway.close();
+  });
 
   return app;
 }

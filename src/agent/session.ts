@@ -70,6 +70,7 @@ export class AgentSession {
   private fatalError: AgentCloseInfo['agentError'];
   private killTimer: NodeJS.Timeout | null = null;
   settingsAppliedAtMs: number | null = null;
+  readonly dialStartedAtMs: number;
 
   private readonly ws: WebSocket;
 
@@ -80,6 +81,7 @@ export class AgentSession {
   ) {
     const ws = socket.ws;
     this.ws = ws;
+    this.dialStartedAtMs = opts.dialStartedAtMs;
     socket.handOver((data, isBinary) => this.onFrame(data, isBinary));
     ws.on('error', (err) => opts.logger.warn({ err: err.message }, 'agent socket error'));
     ws.on('close', (code: number, reason: Buffer) => this.onSocketClose(code, reason.toString('utf8')));

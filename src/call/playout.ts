@@ -11,6 +11,11 @@ export class PlayoutClock {
     this.endsAtMs = Math.max(this.endsAtMs, nowMs) + bytes / this.bytesPerMs;
   }
 
+  /** Audio still queued at the carrier, by this model. */
+  remainingMs(nowMs = performance.now()): number {
+    return Math.max(0, this.endsAtMs - nowMs);
+  }
+
   isPlaying(nowMs = performance.now()): boolean {
     return this.endsAtMs > nowMs;
   }

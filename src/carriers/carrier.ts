@@ -38,11 +38,23 @@ export interface CarrierStream {
   mark(name: string): WireFrame;
 }
 
+/** A carrier's call-control API (REST), where credentials allow it. */
+export interface CarrierControl {
+  hangup(callSid: string): Promise<void>;
+  /** Redirects the live call to dial `target` (E.164 or `sip:`); the media stream then ends. */
+  transfer(callSid: string, target: string): Promise<void>;
+}
+
 /** What the call session may ask of the phone leg. */
 export interface CarrierLeg {
   sendAudio(payload: Buffer): void;
   clear(): void;
   mark(name: string): void;
-  /** Ends the phone call: closes the media stream and, where the carrier needs it, asks its API. */
+  /** Ends the phone call: asks the carrier's API where there is one, and closes the media stream. */
   hangup(): void;
+  /** Closes the media stream only (after a transfer the call goes on without us). */
+  closeStream(): void;
+  /** Whether `transfer` can work on this call. */
+  readonly canTransfer: boolean;
+  transfer(target: string): Promise<void>;
 }

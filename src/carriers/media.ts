@@ -4,18 +4,30 @@
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import type { AgentDialer } from '../agent/dialer.js';
+import type { AgentSession } from '../agent/session.js';
 import type { CallEventHub } from '../call/events.js';
+import { fallbackAudio } from '../call/fallback-audio.js';
+import type { PrewarmPool } from '../call/prewarm.js';
+import type { CallRecord } from '../call/record.js';
 import type { CallRegistry } from '../call/registry.js';
 import { bytesPerMs, type CallInfo, CallSession } from '../call/session.js';
 import { checkStreamToken } from '../call/stream-token.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
-import type { CarrierEvent, CarrierLeg, CarrierStream } from './carrier.js';
+import type { CarrierControl, CarrierEvent, CarrierLeg, CarrierStream } from './carrier.js';
 
 export interface CarrierCodec {
   name: string;
   createStream(): CarrierStream;
+  /** The carrier's call-control API, when credentials allow it. */
+  control: CarrierControl | null;
+}
+
+/** An agent session dialed while the voice webhook was answered; `ready` is null if that failed. */
+export interface PrewarmedAgent {
+  ready: Promise<AgentSession | null>;
+  close(): void;
 }
 
 export interface MediaDeps {
@@ -26,6 +38,8 @@ export interface MediaDeps {
   logger: Logger;
   registry: CallRegistry;
   events: CallEventHub;
+  prewarm: PrewarmPool<PrewarmedAgent>;
+  saveRecord(record: CallRecord): void;
 }
 
 /** WebSocket close codes used on media streams (RFC 6455 section 7.4.1). */
@@ -47,6 +61,26 @@ const MAX_CARRIER_BACKLOG_BYTES = 1024 * 1024;
 
 type Phase = 'awaiting_start' | 'verifying' | 'live' | 'stopped';
 
+/** The pre-warmed session for this call, if one was dialed for the format the stream brings. */
+function claimPrewarmed(
+  deps: MediaDeps,
+  start: Extract<CarrierEvent, { type: 'start' }>,
+): Promise<AgentSession | null> | undefined {
+  const prewarmed = deps.prewarm.take(start.callSid);
+  if (!prewarmed) return undefined;
+  const { encoding, sampleRate } = start.mediaFormat;
+  if (encoding !== PREWARM_FORMAT.encoding || sampleRate !== PREWARM_FORMAT.sampleRate) {
+    deps.metrics.prewarm.inc({ outcome: 'format_mismatch' });
+    prewarmed.close();
+    return undefined;
+  }
+  deps.metrics.prewarm.inc({ outcome: 'used' });
+  return prewarmed.ready;
+}
+
+/** What phone carriers stream by default, and so what a session dialed before the stream assumes. */
+export const PREWARM_FORMAT = Object.freeze({ encoding: 'mulaw', sampleRate: 8000, channels: 1 } as const);
+
 export function handleMediaSocket(socket: WebSocket, codec: CarrierCodec, deps: MediaDeps): void {
   const { metrics, config } = deps;
   const carrier = codec.name;
@@ -65,11 +99,30 @@ export function handleMediaSocket(socket: WebSocket, codec: CarrierCodec, deps: 
     }
     socket.send(frame);
   };
+  const closeStream = () => socket.close(CLOSE.normal, 'call ended');
+  const { control } = codec;
+  let callSid = '';
   const leg: CarrierLeg = {
     sendAudio: (payload) => send(stream.audio(payload)),
     clear: () => send(stream.clear()),
     mark: (name) => send(stream.mark(name)),
-    hangup: () => socket.close(CLOSE.normal, 'call ended'),
+    hangup: () => {
+      if (!control) {
+        // Closing a bidirectional stream ends <Connect>; with no verb after it the call ends.
+        closeStream();
+        return;
+      }
+      control
+        .hangup(callSid)
+        .catch((err: Error) => log.warn({ err: err.message }, 'carrier hang-up request failed'))
+        .finally(closeStream);
+    },
+    closeStream,
+    canTransfer: control !== null,
+    transfer: async (target) => {
+      if (!control) throw new Error('this carrier has no call-control API configured');
+      await control.transfer(callSid, target);
+    },
   };
 
   const reject = (reason: string, code: number = CLOSE.policyViolation) => {
@@ -116,6 +169,7 @@ export function handleMediaSocket(socket: WebSocket, codec: CarrierCodec, deps: 
       return;
     }
     const { grant } = check;
+    callSid = start.callSid;
     let first: boolean;
     try {
       first = await deps.store.claimOnce(`stream-token:${grant.nonce}`, config.streamTokenTtlMs);
@@ -152,13 +206,17 @@ export function handleMediaSocket(socket: WebSocket, codec: CarrierCodec, deps: 
       events: deps.events,
       frameBytes: Math.round(bytesPerMs(start.mediaFormat) * 20),
       maxEarlyAudioBytes: 64 * 1024,
-      onEnded: (ended) => deps.registry.remove(ended),
+      fallbackAudio: fallbackAudio(profile.fallback.audioFile, start.mediaFormat),
+      onEnded: (ended, record) => {
+        deps.registry.remove(ended);
+        deps.saveRecord(record);
+      },
     });
     deps.registry.add(session);
     phase = 'live';
     const held = verifying;
     verifying = [];
-    void session.start();
+    void session.start(claimPrewarmed(deps, start));
     for (const event of held) dispatch(event);
   };
 

@@ -13,6 +13,7 @@ export function selectAgent(env: Env, region: Region, regions: Record<Region, Re
   const regionExplicit = envString(env, 'REGION') !== undefined;
   const auth = envOneOf(env, 'AGENT_AUTH', AGENT_AUTHS, 'key');
   const connectTimeoutMs = envInt(env, 'AGENT_CONNECT_TIMEOUT_MS', { fallback: 5000, min: 1, max: 60_000 });
+  const prewarm = envOneOf(env, 'AGENT_PREWARM', ['true', 'false'], 'true') === 'true';
   const speechApiOverride = envUrl(env, 'SPEECH_API_URL', BASE_URL(['http', 'https']));
   const hosts = regions[region];
 
@@ -40,5 +41,6 @@ export function selectAgent(env: Env, region: Region, regions: Record<Region, Re
     managementApiUrl:
       region === 'global' ? (speechApiOverride ?? hosts.managementApiUrl) : hosts.managementApiUrl,
     connectTimeoutMs,
+    prewarm,
   };
 }

@@ -103,6 +103,8 @@ export interface Config {
     speechApiUrl: string;
     managementApiUrl: string;
     connectTimeoutMs: number;
+    /** Dial the agent while answering the voice webhook, so it is ready when the stream arrives. */
+    prewarm: boolean;
   };
   configDir: string;
   dataDir: string;

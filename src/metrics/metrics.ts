@@ -93,6 +93,74 @@ export function createMetrics(region: string) {
       registers: r,
     }),
 
+    agentReconnects: new Counter({
+      name: 'callbridge_agent_reconnects_total',
+      help: 'Agent sessions re-established mid-call, by outcome.',
+      labelNames: ['outcome'],
+      registers: r,
+    }),
+    agentRefused: new Counter({
+      name: 'callbridge_agent_refused_total',
+      help: 'Agent handshakes refused with HTTP 429 (too many concurrent sessions).',
+      registers: r,
+    }),
+    agentReportedLatency: new Histogram({
+      name: 'callbridge_agent_reported_latency_seconds',
+      help: "The agent's own latency figures from AgentStartedSpeaking, by kind (total, tts, ttt).",
+      labelNames: ['kind'],
+      buckets: LATENCY_BUCKETS,
+      registers: r,
+    }),
+    agentFirstAudio: new Histogram({
+      name: 'callbridge_agent_first_audio_seconds',
+      help: 'From SettingsApplied to the first agent audio of the call.',
+      buckets: LATENCY_BUCKETS,
+      registers: r,
+    }),
+    firstAudio: new Histogram({
+      name: 'callbridge_call_first_audio_seconds',
+      help: "From the media stream's start to the first agent audio sent to the caller.",
+      labelNames: ['prewarmed'],
+      buckets: LATENCY_BUCKETS,
+      registers: r,
+    }),
+    perceivedLatency: new Histogram({
+      name: 'callbridge_perceived_response_seconds',
+      help: "From the end of the caller's speech to the first agent audio sent back: the wait a caller feels.",
+      buckets: [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10],
+      registers: r,
+    }),
+    prewarm: new Counter({
+      name: 'callbridge_prewarm_sessions_total',
+      help: 'Agent sessions dialed at the voice webhook, by what became of them.',
+      labelNames: ['outcome'],
+      registers: r,
+    }),
+    functionCalls: new Counter({
+      name: 'callbridge_function_calls_total',
+      help: 'Client-side function calls, by function (from the profile) and outcome.',
+      labelNames: ['function', 'outcome'],
+      registers: r,
+    }),
+    functionDuration: new Histogram({
+      name: 'callbridge_function_duration_seconds',
+      help: 'Time to answer a client-side function call.',
+      labelNames: ['function'],
+      buckets: LATENCY_BUCKETS,
+      registers: r,
+    }),
+    dtmfEntries: new Counter({
+      name: 'callbridge_dtmf_entries_total',
+      help: 'Keypad entries passed to the agent.',
+      registers: r,
+    }),
+    callsDeclined: new Counter({
+      name: 'callbridge_calls_declined_total',
+      help: 'Calls declined at the voice webhook, by reason.',
+      labelNames: ['carrier', 'reason'],
+      registers: r,
+    }),
+
     webhookRequests: new Counter({
       name: 'callbridge_webhook_requests_total',
       help: 'Webhook gateway requests, by provider and outcome.',

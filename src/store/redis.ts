@@ -1,6 +1,7 @@
 // The Redis store: shared by every instance pointed at one REDIS_URL, so idempotency keys, limiter
 // counters and the queue hold across instances. Every key starts with `keyPrefix`.
 import { Redis } from 'ioredis';
+import { DEFAULT_CALL_RECORD_RETENTION_MS, redisCallRecords } from './redis/call-records.js';
 import { redisEventQueue } from './redis/event-queue.js';
 import { redisIdempotencyKeys } from './redis/idempotency.js';
 import { redisOnceClaims } from './redis/once-claims.js';
@@ -15,6 +16,8 @@ export interface RedisStoreOptions {
   url: string;
   keyPrefix?: string;
   now?: Clock;
+  /** How long call records are kept, counted from their start; 90 days by default. */
+  callRecordRetentionMs?: number;
 }
 
 export async function openRedisStore(options: RedisStoreOptions): Promise<Store> {
@@ -45,6 +48,12 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<Store>
     ...redisWindowCounters(client, prefix, now),
     ...eventQueue,
     ...redisProviderVerifications(client, prefix),
+    ...redisCallRecords(
+      client,
+      prefix,
+      now,
+      options.callRecordRetentionMs ?? DEFAULT_CALL_RECORD_RETENTION_MS,
+    ),
     async close() {
       if (client.status === 'end') return;
       try {

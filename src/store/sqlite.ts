@@ -3,6 +3,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import {
+  callRecordMigrations,
+  DEFAULT_CALL_RECORD_RETENTION_MS,
+  sqliteCallRecords,
+} from './sqlite/call-records.js';
 import { eventQueueMigrations, sqliteEventQueue } from './sqlite/event-queue.js';
 import { idempotencyMigrations, sqliteIdempotencyKeys } from './sqlite/idempotency.js';
 import { applyMigrations } from './sqlite/migrations.js';
@@ -23,6 +28,8 @@ export interface SqliteStoreOptions {
   /** The database file; its folder is created if missing. */
   file: string;
   now?: Clock;
+  /** How long call records are kept, counted from their start; 90 days by default. */
+  callRecordRetentionMs?: number;
 }
 
 export function openSqliteStore(options: SqliteStoreOptions): Store {
@@ -40,6 +47,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...windowCounterMigrations,
     ...eventQueueMigrations,
     ...providerVerificationMigrations,
+    ...callRecordMigrations,
   ]);
 
   const onceClaims = sqliteOnceClaims(db, now);
@@ -63,6 +71,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     readWindowCounter: counters.readWindowCounter,
     ...sqliteEventQueue(db, now),
     ...sqliteProviderVerifications(db),
+    ...sqliteCallRecords(db, now, options.callRecordRetentionMs ?? DEFAULT_CALL_RECORD_RETENTION_MS),
     async close() {
       clearInterval(pruneTimer);
       if (db.open) db.close();

@@ -3,6 +3,7 @@
 //
 // The contract is grouped by concern, one interface each; `Store` is their union. A new concern
 // (call records, say) adds an interface here and one module per adapter under sqlite/ and redis/.
+import type { CallRecord, CallRecordPage, CallRecordQuery } from '../call/record.js';
 
 /** Milliseconds since the epoch; injectable so tests can move time. */
 export type Clock = () => number;
@@ -112,11 +113,30 @@ export interface ProviderVerifications {
   providerVerifiedTimes(): Promise<Record<string, number>>;
 }
 
+/**
+ * What is kept of each ended call, for the admin API. A record is kept for the adapter's retention
+ * period counted from its `startedAt` (90 days unless configured); older ones are gone, and saving
+ * one that old stores nothing.
+ */
+export interface CallRecords {
+  /** Saves `record`; saving the same callSid again replaces it. */
+  saveCallRecord(record: CallRecord): Promise<void>;
+  getCallRecord(callSid: string): Promise<CallRecord | null>;
+  /**
+   * Newest first by `startedAt`, then by callSid (descending). `nextCursor` resumes after the last
+   * position handed out, so calls saved meanwhile neither shift nor repeat later pages; it is null on
+   * the last page. A page may hold fewer than `limit` calls yet have a cursor: follow it until null.
+   * Throws BadRequestError for a cursor it did not issue or a bound that is not a date.
+   */
+  listCallRecords(query: CallRecordQuery): Promise<CallRecordPage>;
+}
+
 export interface Store
   extends OnceClaims,
     IdempotencyKeys,
     WindowCounters,
     EventQueue,
-    ProviderVerifications {
+    ProviderVerifications,
+    CallRecords {
   close(): Promise<void>;
 }

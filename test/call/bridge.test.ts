@@ -194,22 +194,19 @@ describe('teardown', () => {
     expect(await metricValue('callbridge_calls_total', 'reason="caller_hangup"')).toBe(1);
   });
 
-  it('ends the call when the agent closes, and records why', async () => {
+  it('ends the call on a fatal agent Error, after the caller heard the fallback message', async () => {
     const { carrier, conn } = await placeCall();
     conn.send({ type: 'SettingsApplied' });
-    conn.socket.close(1000);
+    conn.send({ type: 'Error', code: 'INVALID_SETTINGS', description: 'settings rejected' });
+    await conn.closed;
     const closed = await carrier.closed;
     expect(closed.code).toBe(1000);
-    expect(await metricValue('callbridge_calls_total', 'reason="agent_closed"')).toBe(1);
-    expect(await metricValue('callbridge_calls_active')).toBe(0);
-  });
-
-  it('ends the call on an agent Error', async () => {
-    const { carrier, conn } = await placeCall();
-    conn.send({ type: 'Error', code: 'BAD_THING', description: 'something broke' });
-    await carrier.closed;
-    await conn.closed;
+    // The fallback phrase played before the hang-up, and a mark followed it.
+    expect(carrier.audio().length).toBeGreaterThan(8000);
+    const lastAudio = carrier.received.map((m) => m.event).lastIndexOf('media');
+    expect(carrier.received.slice(lastAudio).some((m) => m.event === 'mark')).toBe(true);
     expect(await metricValue('callbridge_calls_total', 'reason="agent_error"')).toBe(1);
+    expect(await metricValue('callbridge_calls_active')).toBe(0);
   });
 
   it('ends the call when the agent refuses the handshake', async () => {
@@ -220,6 +217,9 @@ describe('teardown', () => {
     carrier.start(answer.parameters);
     await carrier.closed;
     expect(await metricValue('callbridge_calls_total', 'reason="agent_refused"')).toBe(1);
+    // Retried within a short budget before giving up, and every refusal counted.
+    expect(await metricValue('callbridge_agent_refused_total')).toBeGreaterThan(1);
+    expect(carrier.audio().length).toBeGreaterThan(8000); // the fallback message
   });
 });
 
@@ -241,7 +241,9 @@ describe('agent connect timeout', () => {
       carrier.start(answer.parameters);
       expect((await carrier.closed).code).toBe(1000);
       expect(await metricValue('callbridge_calls_total', 'reason="agent_unreachable"')).toBe(1);
-      expect(await metricValue('callbridge_agent_errors_total', 'code="CALLBRIDGE_AGENT_TIMEOUT"')).toBe(1);
+      // Once while pre-warming at the voice webhook, once more when the stream arrived.
+      expect(await metricValue('callbridge_agent_errors_total', 'code="CALLBRIDGE_AGENT_TIMEOUT"')).toBe(2);
+      expect(await metricValue('callbridge_prewarm_sessions_total', 'outcome="failed"')).toBe(1);
     } finally {
       silent.close();
     }

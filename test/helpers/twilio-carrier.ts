@@ -75,9 +75,17 @@ export interface CarrierStreamClient {
 
 export async function openMediaStream(
   streamUrl: string,
-  opts: { callSid: string; headers?: Record<string, string> },
+  opts: {
+    callSid: string;
+    headers?: Record<string, string>;
+    /** Echo each mark as soon as it arrives, as if its audio played at once (default true). */
+    echoMarks?: boolean;
+  },
 ): Promise<CarrierStreamClient> {
+  const echoMarks = opts.echoMarks ?? true;
   const ws = new WebSocket(streamUrl, { headers: opts.headers });
+  const streamSid = newStreamSid();
+  let seq = 0;
   const received: Array<Record<string, unknown>> = [];
   const listeners: Array<() => void> = [];
   let closedResolve: (v: { code: number; reason: string }) => void = () => {};
@@ -85,7 +93,13 @@ export async function openMediaStream(
     closedResolve = resolve;
   });
   ws.on('message', (data: Buffer) => {
-    received.push(JSON.parse(data.toString('utf8')) as Record<string, unknown>);
+    const message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
+    received.push(message);
+    if (echoMarks && message.event === 'mark') {
+      ws.send(
+        JSON.stringify({ event: 'mark', streamSid, sequenceNumber: String(++seq), mark: message.mark }),
+      );
+    }
     for (const l of listeners.splice(0)) l();
   });
   ws.on('close', (code, reason) => {
@@ -96,8 +110,6 @@ export async function openMediaStream(
     ws.once('open', () => resolve());
     ws.once('error', reject);
   });
-  const streamSid = newStreamSid();
-  let seq = 0;
   let chunk = 0;
   const send = (m: Record<string, unknown>) =>
     ws.send(JSON.stringify({ ...m, sequenceNumber: String(++seq) }));

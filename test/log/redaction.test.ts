@@ -84,7 +84,7 @@ describe('logs', () => {
     const conn = await agent.nextConnection();
     conn.send({ type: 'SettingsApplied' });
     conn.send({ type: 'ConversationText', role: 'assistant', content: 'Hello there' });
-    conn.send({ type: 'Error', code: 'X', description: 'bye' });
+    conn.send({ type: 'Error', code: 'INVALID_SETTINGS', description: 'bye' });
     await carrier.closed;
     await new Promise((r) => setTimeout(r, 50));
 

@@ -2,6 +2,7 @@
 // called several times: each call is one more process or instance over the same state.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CallRecord } from '../../src/call/record.js';
 import type { Store } from '../../src/store/store.js';
 
 export interface StoreHarness {
@@ -16,6 +17,44 @@ const PAYLOAD = {
   nested: { list: [1, 2.5, null, true], empty: {}, none: [] },
 };
 
+const DAY_MS = 24 * 60 * 60_000;
+
+/** A call that ended normally, started `startedMs` (an hour ago unless given), with every field set. */
+function callRecord(callSid: string, startedMs = Date.now() - 60 * 60_000, extra: Partial<CallRecord> = {}) {
+  const record: CallRecord = {
+    callSid,
+    streamSid: `MZ-${callSid}`,
+    carrier: 'twilio',
+    direction: 'inbound',
+    from: '+15550100001',
+    to: '+15550100002',
+    profile: 'support',
+    startedAt: new Date(startedMs).toISOString(),
+    endedAt: new Date(startedMs + 42_000).toISOString(),
+    durationMs: 42_000,
+    endReason: 'caller_hangup',
+    outcome: 'completed',
+    bargeIns: 1,
+    turns: [
+      { role: 'user', content: 'café 🚀 "quoted" \\ end', interrupted: false, atMs: 1_200 },
+      {
+        role: 'assistant',
+        content: 'Sure, let me',
+        generated: 'Sure, let me check that for you.',
+        interrupted: true,
+        sentMs: 1_800,
+        heardMs: 1_100,
+        atMs: 2_000,
+      },
+    ],
+    functionCalls: [
+      { name: 'lookup_order', arguments: '{"id":"A-1"}', outcome: 'ok', durationMs: 85, atMs: 2_500 },
+    ],
+    latency: { firstAudioMs: 640, agentConnectMs: null, agentReportedMs: [410, 388.5], perceivedMs: [] },
+    prewarmed: true,
+  };
+  return { ...record, ...extra };
+}
 export function storeContract(name: string, harness: () => Promise<StoreHarness>): void {
   describe(`${name} store contract`, () => {
     let h: StoreHarness;
@@ -257,6 +296,171 @@ export function storeContract(name: string, harness: () => Promise<StoreHarness>
         await store.markProviderVerified('code', 1_000);
         await store.markProviderVerified('tasks', 1_500);
         expect(await store.providerVerifiedTimes()).toEqual({ code: 2_000, tasks: 1_500 });
+      });
+    });
+
+    describe('call records', () => {
+      const sids = (calls: CallRecord[]) => calls.map((c) => c.callSid);
+      /** Follows the cursor to the end; every page but the last holds `limit` calls here. */
+      const allPages = async (query: { limit: number; outcome?: 'completed' | 'failed' }) => {
+        const pages: string[][] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await store.listCallRecords({ ...query, ...(cursor ? { cursor } : {}) });
+          pages.push(sids(page.calls));
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor && pages.length < 50);
+        return pages;
+      };
+
+      it('gives back every field of a saved record; an unknown callSid is null', async () => {
+        const record = callRecord('CA-round-trip');
+        await store.saveCallRecord(record);
+        expect(await store.getCallRecord('CA-round-trip')).toEqual(record);
+        expect(await store.getCallRecord('CA-unknown')).toBeNull();
+      });
+
+      it('replaces a record saved again under the same callSid, in lookups and in listings', async () => {
+        const t = Date.now() - 60 * 60_000;
+        await store.saveCallRecord(callRecord('CA-again', t));
+        const replaced = callRecord('CA-again', t + 5_000, { outcome: 'failed', endReason: 'agent_error' });
+        await store.saveCallRecord(replaced);
+        expect(await store.getCallRecord('CA-again')).toEqual(replaced);
+        expect(await store.listCallRecords({ limit: 10 })).toEqual({ calls: [replaced], nextCursor: null });
+        expect((await store.listCallRecords({ limit: 10, outcome: 'completed' })).calls).toEqual([]);
+      });
+
+      it('lists newest first by startedAt as an instant, ties broken by callSid', async () => {
+        const t = Date.now() - 60 * 60_000;
+        await store.saveCallRecord(callRecord('CA-old', t - 60_000));
+        await store.saveCallRecord(callRecord('CA-tie-a', t));
+        await store.saveCallRecord(callRecord('CA-new', t + 60_000));
+        await store.saveCallRecord(callRecord('CA-tie-b', t));
+        // Written with a UTC offset: 30 s after `t`, though its text sorts before the others'.
+        const offset = callRecord('CA-offset', t + 30_000);
+        const local = new Date(t + 30_000 + 2 * 60 * 60_000).toISOString().replace('Z', '+02:00');
+        await store.saveCallRecord({ ...offset, startedAt: local });
+        const page = await store.listCallRecords({ limit: 10 });
+        expect(sids(page.calls)).toEqual(['CA-new', 'CA-offset', 'CA-tie-b', 'CA-tie-a', 'CA-old']);
+        expect(page.nextCursor).toBeNull();
+        expect(page.calls[1]?.startedAt).toBe(local);
+      });
+
+      it('filters on since (inclusive), until (exclusive), outcome and endReason', async () => {
+        const t = Date.now() - 60 * 60_000;
+        const at = (s: number) => new Date(t + s * 1_000).toISOString();
+        await store.saveCallRecord(callRecord('CA-1', t + 1_000));
+        await store.saveCallRecord(
+          callRecord('CA-2', t + 2_000, { outcome: 'failed', endReason: 'agent_error' }),
+        );
+        await store.saveCallRecord(callRecord('CA-3', t + 3_000, { endReason: 'agent_hangup' }));
+        await store.saveCallRecord(
+          callRecord('CA-4', t + 4_000, { outcome: 'failed', endReason: 'agent_error' }),
+        );
+        const list = async (query: Omit<Parameters<Store['listCallRecords']>[0], 'limit'>) =>
+          sids((await store.listCallRecords({ limit: 10, ...query })).calls);
+
+        expect(await list({ since: at(2) })).toEqual(['CA-4', 'CA-3', 'CA-2']);
+        expect(await list({ until: at(3) })).toEqual(['CA-2', 'CA-1']);
+        expect(await list({ since: at(2), until: at(4) })).toEqual(['CA-3', 'CA-2']);
+        expect(await list({ outcome: 'failed' })).toEqual(['CA-4', 'CA-2']);
+        expect(await list({ outcome: 'completed' })).toEqual(['CA-3', 'CA-1']);
+        expect(await list({ endReason: 'agent_hangup' })).toEqual(['CA-3']);
+        expect(await list({ endReason: 'agent_error', until: at(4) })).toEqual(['CA-2']);
+        expect(await list({ endReason: 'no_such_reason' })).toEqual([]);
+      });
+
+      it('pages through 25 records 10 at a time, each exactly once and in order, across equal start times', async () => {
+        const t = Date.now() - 60 * 60_000;
+        // Three calls per second, so page boundaries fall inside groups of equal startedAt.
+        const records = Array.from({ length: 25 }, (_, i) =>
+          callRecord(`CA-${String(i).padStart(2, '0')}`, t + Math.floor(i / 3) * 1_000),
+        );
+        for (const record of records) await store.saveCallRecord(record);
+        const expected = sids(records).reverse();
+        const pages = await allPages({ limit: 10 });
+        expect(pages).toEqual([expected.slice(0, 10), expected.slice(10, 20), expected.slice(20)]);
+      });
+
+      it('pages through a filtered listing without losing or repeating a match', async () => {
+        const t = Date.now() - 60 * 60_000;
+        for (let i = 0; i < 25; i++) {
+          const outcome = i % 3 === 0 ? 'failed' : 'completed';
+          await store.saveCallRecord(
+            callRecord(`CA-${String(i).padStart(2, '0')}`, t + i * 1_000, { outcome }),
+          );
+        }
+        const failed = ['CA-24', 'CA-21', 'CA-18', 'CA-15', 'CA-12', 'CA-09', 'CA-06', 'CA-03', 'CA-00'];
+        expect(await allPages({ limit: 4, outcome: 'failed' })).toEqual([
+          failed.slice(0, 4),
+          failed.slice(4, 8),
+          failed.slice(8),
+        ]);
+        expect(await allPages({ limit: 9, outcome: 'failed' })).toEqual([failed]);
+      });
+
+      it('finds sparse matches far down the listing', async () => {
+        const t = Date.now() - 60 * 60_000;
+        for (let i = 0; i < 230; i++) {
+          const outcome = i < 3 ? 'failed' : 'completed';
+          await store.saveCallRecord(
+            callRecord(`CA-${String(i).padStart(3, '0')}`, t + i * 1_000, { outcome }),
+          );
+        }
+        expect(await allPages({ limit: 2, outcome: 'failed' })).toEqual([['CA-002', 'CA-001'], ['CA-000']]);
+      });
+
+      it('keeps later pages steady while calls are saved between fetches', async () => {
+        const t = Date.now() - 60 * 60_000;
+        const records = Array.from({ length: 25 }, (_, i) =>
+          callRecord(`CA-${String(i).padStart(2, '0')}`, t + i * 1_000),
+        );
+        for (const record of records) await store.saveCallRecord(record);
+        const expected = sids(records).reverse();
+
+        const first = await store.listCallRecords({ limit: 10 });
+        expect(sids(first.calls)).toEqual(expected.slice(0, 10));
+        await store.saveCallRecord(callRecord('CA-newest', t + 60_000));
+        await store.saveCallRecord(callRecord('CA-between', t + 20_500));
+        const second = await store.listCallRecords({ limit: 10, cursor: first.nextCursor ?? '' });
+        expect(sids(second.calls)).toEqual(expected.slice(10, 20));
+        const third = await store.listCallRecords({ limit: 10, cursor: second.nextCursor ?? '' });
+        expect(sids(third.calls)).toEqual(expected.slice(20));
+        expect(third.nextCursor).toBeNull();
+      });
+
+      it('rejects a cursor it did not hand out, and a bound that is not a date, as a bad request', async () => {
+        await store.saveCallRecord(callRecord('CA-1'));
+        const bad = { code: 'CALLBRIDGE_BAD_REQUEST', statusCode: 400 };
+        for (const cursor of ['not a cursor', 'bm90LWpzb24', '', 'x'.repeat(5_000)]) {
+          await expect(store.listCallRecords({ limit: 10, cursor })).rejects.toMatchObject(bad);
+        }
+        await expect(store.listCallRecords({ limit: 10, since: 'yesterday' })).rejects.toMatchObject(bad);
+        await expect(store.listCallRecords({ limit: 0 })).rejects.toMatchObject(bad);
+      });
+
+      it('keeps records for 90 days from their start', async () => {
+        await store.saveCallRecord(callRecord('CA-89-days', Date.now() - 89 * DAY_MS));
+        await store.saveCallRecord(callRecord('CA-91-days', Date.now() - 91 * DAY_MS));
+        expect(await store.getCallRecord('CA-89-days')).not.toBeNull();
+        expect(await store.getCallRecord('CA-91-days')).toBeNull();
+        expect(sids((await store.listCallRecords({ limit: 10 })).calls)).toEqual(['CA-89-days']);
+
+        // Moving a kept record's start out of the retention period removes it.
+        await store.saveCallRecord(callRecord('CA-89-days', Date.now() - 91 * DAY_MS));
+        expect(await store.getCallRecord('CA-89-days')).toBeNull();
+        expect((await store.listCallRecords({ limit: 10 })).calls).toEqual([]);
+      });
+
+      it('shares records across instances and keeps them when the store is opened again', async () => {
+        const record = callRecord('CA-kept');
+        await store.saveCallRecord(record);
+        const other = await open();
+        expect(await other.getCallRecord('CA-kept')).toEqual(record);
+        await store.close();
+        store = await open();
+        expect(await store.getCallRecord('CA-kept')).toEqual(record);
+        expect((await store.listCallRecords({ limit: 10 })).calls).toEqual([record]);
       });
     });
 

@@ -1,17 +1,23 @@
 // Twilio's HTTP and WebSocket surface: the voice webhook that answers with <Connect><Stream>,
 // status callbacks, and the bidirectional media stream (PROTOCOLS.md section 2).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { buildSettings } from '../../agent/settings.js';
 import { observerToken } from '../../call/observer.js';
 import { issueStreamToken } from '../../call/stream-token.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
-import { handleMediaSocket, type MediaDeps } from '../media.js';
+import type { CarrierControl } from '../carrier.js';
+import { handleMediaSocket, type MediaDeps, PREWARM_FORMAT } from '../media.js';
 import { createTwilioStream } from './protocol.js';
+import { createTwilioRest } from './rest.js';
 import { validateTwilioSignature } from './signature.js';
 import { connectStreamTwiml } from './twiml.js';
 
 type FormParams = Record<string, string | string[]>;
 
 const FORM_BODY_LIMIT_BYTES = 64 * 1024;
+/** A pre-warmed agent waits this long for its media stream before it is closed. */
+const PREWARM_TTL_MS = 15_000;
+const REST_TIMEOUT_MS = 5_000;
 const SID = /^[A-Za-z0-9]{2,64}$/;
 
 /** The stream URL the carrier dials: the public base with its scheme turned into ws/wss. */
@@ -37,6 +43,33 @@ function single(params: FormParams, key: string): string {
 export function twilioRoutes(deps: MediaDeps) {
   const { config } = deps;
   const authToken = config.twilio.authToken;
+  const { accountSid } = config.twilio;
+  // PROTOCOLS.md section 2, REST: hang up with Status=completed, transfer with <Dial> TwiML.
+  const rest =
+    accountSid && authToken
+      ? createTwilioRest({ apiUrl: config.twilio.apiUrl, accountSid, authToken, timeoutMs: REST_TIMEOUT_MS })
+      : null;
+  const control: CarrierControl | null = rest && {
+    hangup: (callSid) => rest.hangup(callSid),
+    transfer: (callSid, target) => rest.transfer(callSid, target),
+  };
+
+  /** Dials the agent while Twilio is still opening the media stream (call control: pre-warming). */
+  const prewarm = (callSid: string, profileName: string, req: FastifyRequest) => {
+    const profile = config.profiles[profileName];
+    if (!config.agent.prewarm || !profile) return;
+    const settings = buildSettings(profile, { callSid, streamSid: '', carrier: 'twilio' }, PREWARM_FORMAT);
+    const ready = deps.dial(settings, deps.logger.child({ callSid })).catch((err: Error) => {
+      deps.metrics.prewarm.inc({ outcome: 'failed' });
+      req.log.warn({ err: err.message, callSid }, 'pre-warming the agent failed; the stream will dial again');
+      return null;
+    });
+    deps.prewarm.put(
+      callSid,
+      { ready, close: () => void ready.then((session) => session?.close()) },
+      PREWARM_TTL_MS,
+    );
+  };
 
   /** PROTOCOLS.md section 2: signed over the URL exactly as the carrier called it, plus POST params. */
   const verify = (req: FastifyRequest, url: string, params: FormParams) => {
@@ -69,6 +102,7 @@ export function twilioRoutes(deps: MediaDeps) {
         { callSid, profile, from, to, direction },
         config.streamTokenTtlMs,
       );
+      prewarm(callSid, profile, req);
       req.log.info({ callSid, profile, direction }, 'voice webhook answered');
       return reply
         .header('content-type', 'text/xml; charset=utf-8')
@@ -93,7 +127,8 @@ export function twilioRoutes(deps: MediaDeps) {
         // The upgrade request is signed over the wss:// URL with no params.
         preValidation: async (req) => verify(req, mediaUrl(config.publicUrl, 'twilio'), {}),
       },
-      (socket) => handleMediaSocket(socket, { name: 'twilio', createStream: createTwilioStream }, deps),
+      (socket) =>
+        handleMediaSocket(socket, { name: 'twilio', createStream: createTwilioStream, control }, deps),
     );
   };
 }

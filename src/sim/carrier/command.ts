@@ -6,7 +6,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readWav, toMulaw8k, writeWavMulaw } from '../../audio/wav.js';
-import { formatEvent, seconds } from './format.js';
+import type { CallEvent } from './events.js';
+import { formatEvent, SPEAK_REASONS, seconds } from './format.js';
 import { DEFAULT_FROM, DEFAULT_HOLD_MS, DEFAULT_SERVER, DEFAULT_TO, placeCall } from './twilio.js';
 
 export interface CommandIo {
@@ -25,7 +26,7 @@ const SUPPORTED_CARRIERS = ['twilio'];
 const E164 = /^\+[1-9]\d{1,14}$/;
 const USAGE =
   'usage: callbridge call [--server URL] [--carrier twilio] [--wav FILE] [--out FILE] ' +
-  '[--from E164] [--to E164] [--hold-ms N]';
+  '[--from E164] [--to E164] [--hold-ms N] [--no-wait]';
 /** The caller phrase sent without --wav: raw μ-law 8 kHz, shipped with the package. */
 const BUNDLED_PHRASE = join('assets', 'phrases', 'caller-order.ulaw');
 
@@ -36,6 +37,8 @@ interface CallArgs {
   from: string;
   to: string;
   holdMs: number;
+  /** Listen to the agent's greeting before speaking; `--no-wait` speaks at once. */
+  waitForGreeting: boolean;
 }
 
 class UsageError extends Error {}
@@ -76,6 +79,7 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
       authToken,
       accountSid,
       holdMs: parsed.holdMs,
+      waitForGreeting: parsed.waitForGreeting,
       onEvent: (event) => io.stdout(`${formatEvent(event)}\n`),
       signal: hangUp.signal,
     });
@@ -102,7 +106,8 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
   io.stdout(
     `call ${result.callSid} ended: ${result.endReason}\n` +
       `  duration ${seconds(result.durationMs)}, heard ${seconds(result.heard.length / 8)} of agent audio ` +
-      `(${result.heard.length} bytes)${wrote}\n`,
+      `(${result.heard.length} bytes)${wrote}\n` +
+      `  ${describeCallerTurn(result.events)}\n`,
   );
   if (result.ok) return 0;
   const nothingHeard = result.heard.length === 0 ? ', and the caller heard nothing' : '';
@@ -123,6 +128,7 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
         from: { type: 'string' },
         to: { type: 'string' },
         'hold-ms': { type: 'string' },
+        'no-wait': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: false,
@@ -164,7 +170,15 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
     from,
     to,
     holdMs: holdText === undefined ? DEFAULT_HOLD_MS : Number(holdText),
+    waitForGreeting: values['no-wait'] !== true,
   };
+}
+
+/** When the caller spoke, for the summary: the greeting wait is what most often explains a call. */
+function describeCallerTurn(events: CallEvent[]): string {
+  const started = events.find((event) => event.type === 'caller-started-speaking');
+  if (started === undefined) return 'the caller never spoke: the call ended before their turn';
+  return `the caller started speaking at ${seconds(started.atMs)}, ${SPEAK_REASONS[started.reason]}`;
 }
 
 function checkE164(flag: string, value: string): void {

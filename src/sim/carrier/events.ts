@@ -1,6 +1,7 @@
 // What a simulated call reports as it goes: the phone's own observations (stream, playout, marks,
 // hang-up) and the server's observer feed (transcripts, functions, end), each stamped with the
 // milliseconds since the media stream started.
+import type { SpeakReason } from './greeting-wait.js';
 
 export type CallEvent =
   | { type: 'stream-started'; atMs: number; streamSid: string; customParameters: Record<string, string> }
@@ -14,6 +15,8 @@ export type CallEvent =
   | { type: 'mark-echoed'; atMs: number; name: string; flushed: boolean }
   /** The server closed the media stream: the call ended from its side. */
   | { type: 'hangup'; atMs: number; code: number; reason: string; unplayedMs: number }
+  /** The caller's audio begins: after the greeting, or at once when not waiting for one. */
+  | { type: 'caller-started-speaking'; atMs: number; reason: SpeakReason }
   | { type: 'caller-audio-done'; atMs: number; sentMs: number }
   | {
       type: 'transcript';

@@ -1,5 +1,6 @@
 // One human-readable line per call event, as `callbridge call` prints them while the call runs.
 import type { CallEvent } from './events.js';
+import type { SpeakReason } from './greeting-wait.js';
 
 export function formatEvent(event: CallEvent): string {
   const at = `${(event.atMs / 1000).toFixed(2)}s`.padStart(8);
@@ -20,7 +21,13 @@ function describe(e: CallEvent): string {
     case 'agent-audio-stopped':
       return label('audio', `agent audio stopped after ${seconds(e.playedMs)}`);
     case 'clear':
-      return label('clear', `barge-in: ${seconds(e.droppedMs)} of unplayed agent audio dropped`);
+      // The server may clear an idle speaker when the caller starts talking: nothing was cut off.
+      return label(
+        'clear',
+        e.droppedMs > 0
+          ? `barge-in: ${seconds(e.droppedMs)} of unplayed agent audio dropped`
+          : 'nothing queued to drop',
+      );
     case 'mark-echoed':
       return label('mark', `${e.name}${e.flushed ? ' (released by clear)' : ''}`);
     case 'hangup': {
@@ -30,6 +37,8 @@ function describe(e: CallEvent): string {
         `server closed the stream: ${e.code}${e.reason ? ` ${e.reason}` : ''}${unplayed}`,
       );
     }
+    case 'caller-started-speaking':
+      return label('caller', `started speaking ${SPEAK_REASONS[e.reason]}`);
     case 'caller-audio-done':
       return label('caller', `finished speaking (${seconds(e.sentMs)} sent), holding the line`);
     case 'transcript':
@@ -49,6 +58,14 @@ function describe(e: CallEvent): string {
       return label('warning', e.message);
   }
 }
+
+/** How each reason to start speaking reads after "started speaking". */
+export const SPEAK_REASONS: Readonly<Record<SpeakReason, string>> = Object.freeze({
+  'greeting-ended': 'after the greeting',
+  'no-greeting': 'without a greeting (no agent audio came)',
+  'wait-capped': 'over the greeting (it ran too long)',
+  'no-wait': 'at once (not waiting for a greeting)',
+});
 
 function label(kind: string, text: string): string {
   return `${kind.padEnd(9)} ${text}`;

@@ -1,11 +1,13 @@
 // Twilio's side of a bidirectional Media Stream (PROTOCOLS.md section 2): opens the WebSocket the
-// TwiML named, sends `connected`, `start`, then a 160-byte μ-law frame every 20 ms (caller audio,
-// then silence while the caller holds the line, because phone audio never stops), plays what the
-// server sends through the phone's speaker, and ends with `stop`, or when the server closes.
+// TwiML named, sends `connected`, `start`, then a 160-byte μ-law frame every 20 ms (silence while the
+// caller listens to the greeting, then caller audio, then silence while the caller holds the line,
+// because phone audio never stops), plays what the server sends through the phone's speaker, and
+// ends with `stop`, or when the server closes.
 import WebSocket, { type RawData } from 'ws';
 import { computeTwilioSignature } from '../../carriers/twilio/signature.js';
 import { type CallEventLog, mulawMs } from './events.js';
 import { type FrameClock, startFrameClock } from './frame-clock.js';
+import { GreetingWait, type GreetingWaitLimits, type SpeakReason } from './greeting-wait.js';
 import { FRAME_BYTES, PhonePlayout } from './playout.js';
 
 const FRAME_MS = 20;
@@ -25,6 +27,9 @@ export interface MediaStreamOptions {
   /** Caller audio, μ-law 8 kHz mono. */
   audio: Buffer;
   realtime: boolean;
+  /** Listen (sending silence) until the agent's greeting has played before speaking. */
+  waitForGreeting: boolean;
+  greetingWait?: Partial<GreetingWaitLimits>;
   holdMs: number;
   openTimeoutMs: number;
   log: CallEventLog;
@@ -77,6 +82,10 @@ class PhoneStream {
   private readonly playout: PhonePlayout;
   private readonly callerFrames: Buffer[];
   private nextCallerFrame = 0;
+  /** Undefined once the caller has started speaking. */
+  private greetingWait: GreetingWait | undefined;
+  /** Stream time of the frame now playing: what the greeting wait measures. */
+  private nowMs = 0;
   private callerDone = false;
   private holdEndsAtFrame = 0;
   private hungUpBy: 'caller' | 'server' | undefined;
@@ -88,6 +97,7 @@ class PhoneStream {
     private readonly o: MediaStreamOptions,
   ) {
     this.callerFrames = toFrames(o.audio);
+    this.greetingWait = o.waitForGreeting ? new GreetingWait(o.greetingWait) : undefined;
     const log = o.log;
     this.playout = new PhonePlayout({
       onMark: (name, flushed) => {
@@ -99,8 +109,14 @@ class PhoneStream {
         });
         log.emit({ type: 'mark-echoed', name, flushed });
       },
-      onStarted: () => log.emit({ type: 'agent-audio-started' }),
-      onStopped: (playedBytes) => log.emit({ type: 'agent-audio-stopped', playedMs: mulawMs(playedBytes) }),
+      onStarted: () => {
+        this.greetingWait?.agentAudioStarted(this.nowMs);
+        log.emit({ type: 'agent-audio-started' });
+      },
+      onStopped: (playedBytes) => {
+        this.greetingWait?.agentAudioStopped(this.nowMs);
+        log.emit({ type: 'agent-audio-stopped', playedMs: mulawMs(playedBytes) });
+      },
     });
   }
 
@@ -131,12 +147,7 @@ class PhoneStream {
     });
     o.log.emit({ type: 'stream-started', streamSid: o.streamSid, customParameters: o.customParameters });
 
-    if (!o.realtime) {
-      // Unpaced: the caller's audio goes out at once; holding the line still takes real time.
-      for (const frame of this.callerFrames) this.sendMedia(frame);
-      this.nextCallerFrame = this.callerFrames.length;
-      this.finishCallerAudio(0);
-    }
+    if (this.greetingWait === undefined) this.startSpeaking('no-wait', 0);
     if (o.signal?.aborted) this.hangUp('interrupted');
     else this.clock = startFrameClock(FRAME_MS, (index) => this.onFrame(index));
     return closed.finally(() => o.signal?.removeEventListener('abort', onAbort));
@@ -144,7 +155,16 @@ class PhoneStream {
 
   private onFrame(index: number): void {
     if (this.hungUpBy !== undefined) return;
+    this.nowMs = index * FRAME_MS;
     this.playout.tick();
+    if (this.greetingWait !== undefined) {
+      const reason = this.greetingWait.decide(this.nowMs);
+      if (reason === undefined) {
+        this.sendMedia(SILENT_FRAME);
+        return;
+      }
+      this.startSpeaking(reason, index);
+    }
     const callerFrame = this.callerFrames[this.nextCallerFrame];
     if (callerFrame !== undefined) {
       this.nextCallerFrame += 1;
@@ -154,6 +174,16 @@ class PhoneStream {
     if (!this.callerDone) this.finishCallerAudio(index);
     if (index < this.holdEndsAtFrame) this.sendMedia(SILENT_FRAME);
     else this.hangUp('caller-hangup');
+  }
+
+  private startSpeaking(reason: SpeakReason, atFrame: number): void {
+    this.greetingWait = undefined;
+    this.o.log.emit({ type: 'caller-started-speaking', reason });
+    if (this.o.realtime) return;
+    // Unpaced: the caller's audio goes out at once; holding the line still takes real time.
+    for (const frame of this.callerFrames) this.sendMedia(frame);
+    this.nextCallerFrame = this.callerFrames.length;
+    this.finishCallerAudio(atFrame);
   }
 
   private finishCallerAudio(atFrame: number): void {

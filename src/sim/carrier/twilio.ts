@@ -3,6 +3,7 @@
 // the server's observer feed when the webhook offers one.
 import { randomBytes } from 'node:crypto';
 import { type CallEvent, createEventLog } from './events.js';
+import type { GreetingWaitLimits } from './greeting-wait.js';
 import { runMediaStream } from './media-stream.js';
 import { type ObserverFeed, openObserverFeed } from './observer.js';
 import { postVoiceWebhook } from './voice-webhook.js';
@@ -22,6 +23,13 @@ export interface PlaceCallOptions {
   accountSid?: string;
   /** Paces caller audio at 20 ms per frame (default); false sends it at once. */
   realtime?: boolean;
+  /**
+   * Default true: the caller listens (sending silence frames) until the agent's greeting has played
+   * and the line has been quiet for a moment, or until a cap passes, and only then speaks.
+   */
+  waitForGreeting?: boolean;
+  /** Overrides of the greeting wait's quiet time and caps (greeting-wait.ts). */
+  greetingWait?: Partial<GreetingWaitLimits>;
   /** How long the caller stays on the line after their audio ends; default 8000. */
   holdMs?: number;
   onEvent?(event: CallEvent): void;
@@ -110,6 +118,8 @@ export async function placeCall(opts: PlaceCallOptions): Promise<CallResult> {
       customParameters: answer.parameters,
       audio: opts.audio,
       realtime: opts.realtime ?? true,
+      waitForGreeting: opts.waitForGreeting ?? true,
+      greetingWait: opts.greetingWait,
       holdMs: opts.holdMs ?? DEFAULT_HOLD_MS,
       openTimeoutMs: opts.streamOpenTimeoutMs ?? 10_000,
       log,

@@ -38,9 +38,15 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** Caller frames the `answer` server hears before it hangs up: the caller's first words. */
+const WORDS_BEFORE_HANGUP = 5;
+
+/** A 20 ms frame that is all μ-law silence. */
+const isSilence = (frame: Buffer) => frame.every((b) => b === 0xff);
+
 /**
- * A server whose agent says 0.1 s and hangs up once it has been heard; `silent` hangs up without a
- * word; `decline` turns calls away.
+ * A server whose agent greets with 0.1 s of audio and hangs up once it has heard the caller's
+ * first words; `silent` hangs up without a word; `decline` turns calls away.
  */
 async function startServer(mode: 'answer' | 'silent' | 'decline'): Promise<string> {
   http = createServer();
@@ -63,10 +69,15 @@ async function startServer(mode: 'answer' | 'silent' | 'decline'): Promise<strin
     );
   });
   wss.on('connection', (ws) => {
+    let words = 0;
     ws.on('message', (data) => {
       const message = JSON.parse(data.toString());
       const streamSid = message.streamSid;
-      if (message.event === 'media') callerAudio.push(Buffer.from(message.media.payload, 'base64'));
+      if (message.event === 'media') {
+        const frame = Buffer.from(message.media.payload, 'base64');
+        callerAudio.push(frame);
+        if (mode === 'answer' && !isSilence(frame) && ++words === WORDS_BEFORE_HANGUP) ws.close(1000, 'done');
+      }
       if (message.event === 'start' && mode === 'silent') ws.close(1000);
       if (message.event === 'start' && mode === 'answer') {
         ws.send(
@@ -78,7 +89,6 @@ async function startServer(mode: 'answer' | 'silent' | 'decline'): Promise<strin
         );
         ws.send(JSON.stringify({ event: 'mark', streamSid, mark: { name: 'said' } }));
       }
-      if (message.event === 'mark') ws.close(1000, 'done');
     });
   });
   http.on('close', () => wss.close());
@@ -103,6 +113,7 @@ describe('callbridge call: usage errors exit 2 with one clear line', () => {
     [['--from', '5551234'], /--from must be an E\.164 number/],
     [['--to', '+0123'], /--to must be an E\.164 number/],
     [['--hold-ms', 'soon'], /--hold-ms must be a whole number/],
+    [['--no-wait=yes'], /Option '--no-wait' does not take an argument/],
     [['--server', 'ftp://example.com'], /--server must be an http/],
     [['--wav', '/nonexistent/caller.wav'], /cannot use --wav \/nonexistent\/caller\.wav: ENOENT/],
     [['--out', '/nonexistent/dir/heard.wav'], /--out .* does not exist/],
@@ -142,25 +153,43 @@ describe('callbridge call against a server', () => {
     expect(out()).toMatch(
       /calling \+15005550001 from \+15005550006 at http:\/\/127\.0\.0\.1:\d+ \(twilio, signed\)/,
     );
-    expect(out()).toMatch(/^ +0\.00s {2}stream {4}MZ[0-9a-f]{32} started$/m);
+    expect(out()).toMatch(/^ +0\.0\ds {2}stream {4}MZ[0-9a-f]{32} started$/m);
     expect(out()).toMatch(/s {2}hangup {4}server closed the stream: 1000 done$/m);
+    expect(out()).toMatch(/s {2}caller {4}started speaking after the greeting$/m);
     expect(out()).toMatch(
       /ended: server-hangup\n {2}duration \d+\.\d\ds, heard 0\.10s of agent audio \(800 bytes\)/,
     );
+    expect(out()).toMatch(/\n {2}the caller started speaking at \d+\.\d\ds, after the greeting\n$/);
+    // The greeting and the quiet after it went by before the caller's first words.
+    const firstWords = callerAudio.findIndex((frame) => !isSilence(frame));
+    expect(firstWords).toBeGreaterThanOrEqual(5 + 15);
     const heard = readWav(await readFile(outPath));
     expect(heard).toMatchObject({ format: 'mulaw', sampleRate: 8000, channels: 1 });
     expect(heard.samples).toHaveLength(800);
   });
 
-  it('sends the bundled caller phrase when no --wav is given', async () => {
+  it('sends the bundled caller phrase when no --wav is given, after silence while the greeting plays', async () => {
     const server = await startServer('answer');
     const { io, out } = captureIo({ TWILIO_AUTH_TOKEN: AUTH_TOKEN });
     expect(await callCommand(['--server', server], io)).toBe(0);
     const phrase = await readFile(new URL('../../../assets/phrases/caller-order.ulaw', import.meta.url));
     expect(out()).toContain(`${(phrase.length / 8000).toFixed(2)}s of caller audio`);
-    const sent = Buffer.concat(callerAudio);
-    expect(sent.length).toBeGreaterThan(0);
-    expect(sent).toEqual(phrase.subarray(0, sent.length));
+    const firstWords = callerAudio.findIndex((frame) => !isSilence(frame));
+    expect(firstWords).toBeGreaterThan(0);
+    const spoken = Buffer.concat(callerAudio.slice(firstWords));
+    expect(spoken.length).toBeGreaterThanOrEqual(WORDS_BEFORE_HANGUP * 160);
+    expect(spoken).toEqual(phrase.subarray(0, spoken.length));
+  });
+
+  it('speaks at once with --no-wait', async () => {
+    const server = await startServer('answer');
+    const { io, out } = captureIo({ TWILIO_AUTH_TOKEN: AUTH_TOKEN });
+    expect(await callCommand(['--server', server, '--wav', await tinyWav(), '--no-wait'], io)).toBe(0);
+    expect(out()).toMatch(
+      /^ +0\.0\ds {2}caller {4}started speaking at once \(not waiting for a greeting\)$/m,
+    );
+    expect(out()).toMatch(/the caller started speaking at 0\.0\ds, at once/);
+    expect(isSilence(callerAudio[0]!)).toBe(false);
   });
 
   it('exits 1 when the caller heard nothing', async () => {

@@ -1,0 +1,105 @@
+// Records of ended calls, for operators. Mounted by the app inside the `/v1` admin scope, which
+// already checks ADMIN_TOKEN.
+//   GET /calls[?since=&until=&outcome=&reason=&limit=&cursor=]  → 200 {"calls": [...], "nextCursor": …}
+//       newest first; since/until are ISO 8601 bounds on startedAt (since inclusive, until exclusive);
+//       follow nextCursor until it is null
+//   GET /calls/:callSid                                         → 200 the record; 404 if none
+import type { FastifyInstance } from 'fastify';
+import type { CallRecordQuery } from '../call/record.js';
+import { BadRequestError, NotFoundError } from '../errors.js';
+import type { Store } from '../store/store.js';
+
+export interface CallAdminDeps {
+  store: Store;
+}
+
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 200;
+const MAX_REASON_CHARS = 200;
+const MAX_CURSOR_CHARS = 1_024;
+
+// A calendar date, or a date and time with a zone: a time without one would depend on our clock's.
+const ISO_INSTANT =
+  /^(\d{4}-\d{2}-\d{2})(?:T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+type RawQuery = Record<string, string | string[] | undefined>;
+
+/** One value of a query parameter; a parameter given twice is ambiguous and refused. */
+function single(query: RawQuery, name: string): string | undefined {
+  const value = query[name];
+  if (Array.isArray(value)) throw new BadRequestError(`${name} may be given once`);
+  return value;
+}
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_LIMIT;
+  const limit = Number(raw);
+  if (!/^\d+$/.test(raw) || limit < 1 || limit > MAX_LIMIT) {
+    throw new BadRequestError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
+  }
+  return limit;
+}
+
+/** The instant `raw` names, as a UTC ISO string; refuses dates that do not exist (2025-02-30). */
+function parseInstant(raw: string | undefined, name: string): string | undefined {
+  if (raw === undefined) return undefined;
+  const match = ISO_INSTANT.exec(raw);
+  const ms = match ? Date.parse(raw) : Number.NaN;
+  const day = match?.[1];
+  // Date.parse rolls an impossible day over into the next month; the calendar date must survive.
+  const dayMs = day === undefined ? Number.NaN : Date.parse(`${day}T00:00:00Z`);
+  const dayExists = Number.isFinite(dayMs) && new Date(dayMs).toISOString().startsWith(day ?? '');
+  if (!Number.isFinite(ms) || !dayExists) {
+    throw new BadRequestError(
+      `${name} must be an ISO 8601 date or date-time with a zone, like 2025-01-31T09:00:00Z`,
+    );
+  }
+  return new Date(ms).toISOString();
+}
+
+function parseOutcome(raw: string | undefined): CallRecordQuery['outcome'] {
+  if (raw === undefined || raw === 'completed' || raw === 'failed') return raw;
+  throw new BadRequestError('outcome must be completed or failed');
+}
+
+function parseReason(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.length === 0 || raw.length > MAX_REASON_CHARS) {
+    throw new BadRequestError(`reason must be 1 to ${MAX_REASON_CHARS} characters`);
+  }
+  return raw;
+}
+
+function parseCursor(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  // The store decides whether it handed the cursor out; this only bounds what reaches it.
+  if (raw.length === 0 || raw.length > MAX_CURSOR_CHARS) {
+    throw new BadRequestError('cursor is not one a previous page handed out');
+  }
+  return raw;
+}
+
+function parseQuery(query: RawQuery): CallRecordQuery {
+  return {
+    since: parseInstant(single(query, 'since'), 'since'),
+    until: parseInstant(single(query, 'until'), 'until'),
+    outcome: parseOutcome(single(query, 'outcome')),
+    endReason: parseReason(single(query, 'reason')),
+    limit: parseLimit(single(query, 'limit')),
+    cursor: parseCursor(single(query, 'cursor')),
+  };
+}
+
+export function registerCallAdminRoutes(scope: FastifyInstance, deps: CallAdminDeps): void {
+  scope.get<{ Querystring: RawQuery }>('/calls', async (request) => {
+    const page = await deps.store.listCallRecords(parseQuery(request.query));
+    return { calls: page.calls, nextCursor: page.nextCursor };
+  });
+
+  scope.get<{ Params: { callSid: string } }>('/calls/:callSid', async (request) => {
+    const { callSid } = request.params;
+    const record = await deps.store.getCallRecord(callSid);
+    if (!record) throw new NotFoundError(`no call ${JSON.stringify(callSid.slice(0, 80))}`);
+    return record;
+  });
+}

@@ -1,0 +1,29 @@
+// The message a caller hears when no agent can take the call: the profile's pre-rendered file
+// (raw μ-law 8 kHz, like the bundled phrases) or the bundled "unavailable" phrase. Read once per
+// file and format; converted when the stream is not μ-law 8 kHz.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { transcode } from '../audio/codec.js';
+import type { MediaFormat } from '../carriers/carrier.js';
+
+/** Both src/call and dist/call sit two levels below the package root. */
+export const BUNDLED_FALLBACK = fileURLToPath(
+  new URL('../../assets/phrases/unavailable.ulaw', import.meta.url),
+);
+
+const cache = new Map<string, Buffer | null>();
+
+export function fallbackAudio(file: string | undefined, format: MediaFormat): Buffer | null {
+  const path = file ?? BUNDLED_FALLBACK;
+  const key = `${path}|${format.encoding}|${format.sampleRate}`;
+  if (!cache.has(key)) {
+    let audio: Buffer | null;
+    try {
+      audio = transcode(readFileSync(path), { encoding: 'mulaw', sampleRate: 8000 }, format);
+    } catch {
+      audio = null;
+    }
+    cache.set(key, audio);
+  }
+  return cache.get(key) ?? null;
+}

@@ -1,0 +1,99 @@
+// Client-side functions the agent may call on a call (PROTOCOLS.md section 1: every
+// `client_side: true` entry of a `FunctionCallRequest` is answered by `id`). Built-ins end or
+// transfer the call; HTTP functions from the profile are posted to their URL. Every path answers
+// the agent, so no call waits on a function that went wrong.
+import type { FunctionCallEntry } from '../agent/protocol.js';
+import type { AgentProfile } from '../config/types.js';
+import { runHttpFunction } from './http-function.js';
+
+export interface FunctionContext {
+  callSid: string;
+  from: string;
+  to: string;
+  profileName: string;
+  profile: AgentProfile;
+  /** Whether the carrier can redirect this call (an API with credentials). */
+  canTransfer: boolean;
+  /** Starts the polite end of the call once the agent's goodbye has been heard. */
+  endCall(): void;
+  /** Redirects the call to `target` once the agent's last words have been heard. */
+  transfer(target: string): void;
+}
+
+export interface FunctionResult {
+  content: string;
+  outcome: string;
+  durationMs: number;
+}
+
+const json = (value: unknown) => JSON.stringify(value);
+
+function parseTarget(argumentsJson: string): string | null {
+  try {
+    const args = JSON.parse(argumentsJson) as { target?: unknown };
+    return typeof args?.target === 'string' ? args.target.trim() : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function runFunction(entry: FunctionCallEntry, ctx: FunctionContext): Promise<FunctionResult> {
+  const started = performance.now();
+  const done = (content: string, outcome: string): FunctionResult => ({
+    content,
+    outcome,
+    durationMs: Math.round(performance.now() - started),
+  });
+  const { profile } = ctx;
+
+  if (entry.name === 'end_call' && profile.builtins.endCall) {
+    ctx.endCall();
+    return done(json({ ok: true, note: 'The call will end after your goodbye has played.' }), 'ok');
+  }
+
+  if (entry.name === 'transfer_call' && profile.builtins.transferAllowList.length > 0) {
+    const target = parseTarget(entry.arguments);
+    if (!target || !profile.builtins.transferAllowList.includes(target)) {
+      return done(
+        json({
+          error: `transfer to ${target ?? '(no target)'} is not allowed`,
+          allowed: profile.builtins.transferAllowList,
+          hint: 'Tell the caller you cannot transfer them there.',
+        }),
+        'refused',
+      );
+    }
+    if (!ctx.canTransfer) {
+      return done(
+        json({
+          error: 'transfers are not available on this line',
+          hint: 'Tell the caller you cannot transfer them.',
+        }),
+        'unavailable',
+      );
+    }
+    ctx.transfer(target);
+    return done(
+      json({ ok: true, note: `The caller will be connected to ${target} after you finish speaking.` }),
+      'ok',
+    );
+  }
+
+  const fn = profile.httpFunctions.find((f) => f.name === entry.name);
+  if (fn) {
+    const result = await runHttpFunction(
+      fn,
+      { callSid: ctx.callSid, from: ctx.from, to: ctx.to, profile: ctx.profileName },
+      entry.arguments ?? '{}',
+    );
+    return { content: result.content, outcome: result.outcome, durationMs: result.durationMs };
+  }
+
+  return done(json({ error: `function ${entry.name} is not available on this call` }), 'unknown');
+}
+
+/** A function name as a metric label: only names the profile declares, so the label stays bounded. */
+export function functionLabel(name: string, profile: AgentProfile): string {
+  if (name === 'end_call' || name === 'transfer_call') return name;
+  return profile.httpFunctions.some((f) => f.name === name) ? name : 'unknown';
+}

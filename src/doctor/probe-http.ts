@@ -1,0 +1,72 @@
+// Reachability of the configured REST hosts, each with one read-only request a healthy deployment
+// answers 200: the speech API's think-model listing and the carrier's own account record.
+import type { Config } from '../config/types.js';
+import { describeNetworkError } from './network-error.js';
+import { type CheckLine, fail, ok, warn } from './report.js';
+
+const THINK_MODELS_PATH = '/v1/agent/settings/think/models';
+
+type Answer = { ok: true; status: number; body: unknown } | { ok: false; problem: string };
+
+async function getJson(url: string, authorization: string, timeoutMs: number): Promise<Answer> {
+  try {
+    const res = await fetch(url, {
+      headers: { authorization, accept: 'application/json' },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const body = await res.json().catch(() => null);
+    return { ok: true, status: res.status, body };
+  } catch (err) {
+    return { ok: false, problem: describeNetworkError(err, timeoutMs) };
+  }
+}
+
+export async function probeSpeechApi(agent: Config['agent'], timeoutMs: number): Promise<CheckLine> {
+  const subject = `speech API ${agent.speechApiUrl}`;
+  const answer = await getJson(
+    `${agent.speechApiUrl}${THINK_MODELS_PATH}`,
+    `Token ${agent.apiKey}`,
+    timeoutMs,
+  );
+  if (!answer.ok) return fail(`${subject}: ${answer.problem}`);
+  const { status, body } = answer;
+  if (status >= 200 && status < 300) {
+    const models = (body as { models?: unknown } | null)?.models;
+    const count = Array.isArray(models) ? `, ${models.length} think models` : '';
+    return ok(`${subject}: answers (HTTP ${status}${count})`);
+  }
+  if (status === 401 || status === 403) {
+    return fail(`${subject}: credentials rejected (HTTP ${status}): check AGENT_API_KEY`);
+  }
+  if (status === 429) return warn(`${subject}: rate limited (HTTP 429)`);
+  return fail(`${subject}: ${THINK_MODELS_PATH} answered HTTP ${status}`);
+}
+
+/** `GET /2010-04-01/Accounts/{Sid}.json` with Basic auth: the credentials Twilio signs requests with. */
+export async function probeTwilio(twilio: Config['twilio'], timeoutMs: number): Promise<CheckLine> {
+  const sid = twilio.accountSid!;
+  const subject = `Twilio API ${twilio.apiUrl}, account ${sid}`;
+  const basic = Buffer.from(`${sid}:${twilio.authToken}`).toString('base64');
+  const answer = await getJson(
+    `${twilio.apiUrl}/2010-04-01/Accounts/${sid}.json`,
+    `Basic ${basic}`,
+    timeoutMs,
+  );
+  if (!answer.ok) return fail(`${subject}: ${answer.problem}`);
+  const { status, body } = answer;
+  if (status === 200) {
+    const state = (body as { status?: unknown } | null)?.status;
+    if (typeof state === 'string' && state !== 'active') {
+      return fail(`${subject}: credentials accepted, but the account is ${state}`);
+    }
+    return ok(`${subject}: credentials accepted${typeof state === 'string' ? ` (account ${state})` : ''}`);
+  }
+  if (status === 401 || status === 403) {
+    return fail(
+      `${subject}: credentials rejected (HTTP ${status}): check TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN`,
+    );
+  }
+  if (status === 404) return fail(`${subject}: no such account (HTTP 404)`);
+  return fail(`${subject}: answered HTTP ${status}`);
+}

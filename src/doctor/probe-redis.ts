@@ -1,0 +1,41 @@
+// Reachability of Redis (REDIS_URL): one connection, one PING, no retries, closed again.
+import { Redis } from 'ioredis';
+import { maskUrlCredentials } from '../config/urls.js';
+import { describeNetworkError } from './network-error.js';
+import { type CheckLine, fail, ok } from './report.js';
+
+export async function probeRedis(url: string, timeoutMs: number): Promise<CheckLine> {
+  const subject = `Redis ${maskUrlCredentials(url)}`;
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
+  // The socket's own error (ECONNREFUSED…) arrives as an event; the awaited call then only says
+  // "Connection is closed".
+  let socketError: unknown;
+  client.on('error', (err) => {
+    socketError = err;
+  });
+  try {
+    await client.connect();
+    const answer = await client.ping();
+    return answer === 'PONG' ? ok(`${subject}: answers PING`) : fail(`${subject}: PING answered ${answer}`);
+  } catch (err) {
+    return fail(`${subject}: ${describeRedisError(socketError ?? err, timeoutMs)}`);
+  } finally {
+    client.disconnect();
+  }
+}
+
+function describeRedisError(err: unknown, timeoutMs: number): string {
+  const message = err instanceof Error ? err.message : String(err);
+  // ioredis reports a timed-out connect or command in words of its own.
+  if (/timed? ?out/i.test(message)) return `no answer within ${timeoutMs} ms`;
+  // Server replies (NOAUTH, WRONGPASS…) say what is wrong; they never echo the password.
+  if (/^[A-Z]+ /.test(message)) return message;
+  return describeNetworkError(err, timeoutMs);
+}

@@ -1,0 +1,170 @@
+// The newcomer's path, end to end over real processes (CONTRACT.md "Set-up and commands"): the server
+// as `npm start` runs it, with no AGENT_URL, runs the built-in local agent and says so once; a
+// simulated call against it hears the greeting, speaks, and hears the agent's reply.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rmsEnergy, samplesPerFrame } from '../../src/audio/energy.js';
+import { readWav } from '../../src/audio/wav.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+/** RMS of a voiced 20 ms frame (src/audio/energy.ts, SpeechDetector's default). */
+const SPEECH_RMS = 500;
+const READY_TIMEOUT_MS = 15_000;
+
+/** Builds dist/ when a source file is newer than its output, as `npm test` does before the suite. */
+function buildIfStale(): void {
+  const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' });
+  const stale = sources.some((file) => {
+    if (!file.endsWith('.ts')) return false;
+    const output = join(ROOT, 'dist', file.replace(/\.ts$/, '.js'));
+    const built = statSync(output, { throwIfNoEntry: false });
+    return built === undefined || built.mtimeMs < statSync(join(ROOT, 'src', file)).mtimeMs;
+  });
+  if (!stale) return;
+  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
+  if (build.status === 0) return;
+  // tsc emits despite type errors; those are the type-check's to report, the process is ours to run.
+  if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error(`npm run build failed:\n${build.stdout}`);
+  console.warn(`npm run build reported errors; testing what it emitted:\n${build.stdout}`);
+}
+
+/** A port nothing listens on right now: the OS picks it, and we let it go again. */
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** A clean environment: nothing from the developer's shell (AGENT_URL, NODE_ENV=test…) leaks in. */
+function processEnv(extra: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...extra };
+}
+
+async function waitForHealth(base: string, server: ChildProcess): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) throw new Error(`the server exited with code ${server.exitCode}`);
+    const ok = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1000) }).then(
+      (res) => res.status === 200,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the server did not answer /healthz within ${READY_TIMEOUT_MS} ms`);
+}
+
+function collect(child: ChildProcess): { stdout: () => string; stderr: () => string } {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (text: string) => {
+    stdout += text;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    stderr += text;
+  });
+  return { stdout: () => stdout, stderr: () => stderr };
+}
+
+/** 20 ms frames of the samples whose RMS reaches the speech threshold. */
+function voicedFrames(samples: Int16Array): number {
+  const size = samplesPerFrame(8000);
+  let voiced = 0;
+  for (let at = 0; at + size <= samples.length; at += size) {
+    if (rmsEnergy(samples.subarray(at, at + size)) >= SPEECH_RMS) voiced += 1;
+  }
+  return voiced;
+}
+
+describe('quickstart: npm start with no AGENT_URL, then callbridge call', () => {
+  let dir: string;
+  let base: string;
+  let server: ChildProcess;
+  let serverOutput: ReturnType<typeof collect>;
+
+  beforeAll(async () => {
+    buildIfStale();
+    dir = mkdtempSync(join(tmpdir(), 'callbridge-quickstart-'));
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    server = spawn(process.execPath, ['dist/main.js'], {
+      cwd: ROOT,
+      env: processEnv({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir, LOG_LEVEL: 'info' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    serverOutput = collect(server);
+    await waitForHealth(base, server);
+  }, 60_000);
+
+  afterAll(async () => {
+    if (server !== undefined && server.exitCode === null) {
+      const exited = once(server, 'exit');
+      server.kill('SIGTERM');
+      const [code, signal] = await exited;
+      expect({ code, signal }).toEqual({ code: 0, signal: null });
+    }
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('says once, in its log, that the built-in local voice agent is used', () => {
+    const lines = serverOutput.stdout().split('\n');
+    const saying = lines.filter((line) => /built-in local voice agent/.test(line));
+    expect(saying).toHaveLength(1);
+    expect(JSON.parse(saying[0]!)).toMatchObject({ level: 30 });
+  });
+
+  it('places a call that hears the greeting, speaks after it, and hears the reply', async () => {
+    const out = join(dir, 'reply.wav');
+    const call = spawn(process.execPath, ['bin/callbridge.js', 'call', '--server', base, '--out', out], {
+      cwd: ROOT,
+      env: processEnv({}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = collect(call);
+    const [code] = await once(call, 'exit');
+    expect(output.stderr()).toBe('');
+    expect(code).toBe(0);
+
+    // The events, in the order a caller lives them.
+    const lines = output.stdout().split('\n');
+    const greeting = (
+      JSON.parse(readFileSync(join(ROOT, 'config/agents/default.json'), 'utf8')) as { greeting: string }
+    ).greeting;
+    const at = (pattern: RegExp, after = -1): number => {
+      const index = lines.findIndex((line, i) => i > after && pattern.test(line));
+      expect(index, `no line matching ${pattern} after line ${after}:\n${output.stdout()}`).toBeGreaterThan(
+        after,
+      );
+      return index;
+    };
+    const event = (kind: string, text: string) => new RegExp(`^ +\\d+\\.\\d\\ds {2}${kind} +${text}`);
+    const started = at(event('stream', 'MZ[0-9a-f]{32} started'));
+    const greeted = at(event('agent', escape(JSON.stringify(greeting))), started);
+    const speaking = at(event('caller', 'started speaking after the greeting'), greeted);
+    const heardCaller = at(event('caller', '"'), speaking);
+    const replied = at(event('agent', '"'), heardCaller);
+    at(event('end', '\\S'), replied);
+    // Nobody talked over the greeting.
+    expect(lines.slice(0, speaking).filter((line) => /^ +\S+ {2}barge-in$/.test(line))).toEqual([]);
+
+    // What the caller heard is speech: the greeting and the reply, not silence of the right length.
+    const heard = readWav(readFileSync(out));
+    expect(heard).toMatchObject({ format: 'mulaw', sampleRate: 8000, channels: 1 });
+    const greetingPlayedS = Number(/agent audio stopped after (\d+\.\d+)s/.exec(output.stdout())?.[1]);
+    expect(greetingPlayedS).toBeGreaterThan(1);
+    const split = Math.round(greetingPlayedS * 8000);
+    expect(voicedFrames(heard.samples.subarray(0, split))).toBeGreaterThanOrEqual(50);
+    expect(voicedFrames(heard.samples.subarray(split))).toBeGreaterThanOrEqual(40);
+  }, 45_000);
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
