@@ -42,6 +42,8 @@ type Held =
   | { kind: 'message'; message: AgentServerMessage }
   | { kind: 'close'; info: AgentCloseInfo };
 
+const MAX_PENDING_MESSAGES = 32;
+
 const KNOWN_TYPES = new Set([
   'Welcome',
   'SettingsApplied',
@@ -64,6 +66,8 @@ export class AgentSession {
   private closed = false;
   private pendingAudio: Buffer[] = [];
   private pendingBytes = 0;
+  /** Control messages sent before `SettingsApplied`: the agent would ignore them, so they wait. */
+  private pendingMessages: AgentClientMessage[] = [];
   private handlers: AgentHandlers | null = null;
   private held: Held[] = [];
   private heldBytes = 0;
@@ -125,6 +129,10 @@ export class AgentSession {
 
   send(message: AgentClientMessage): void {
     if (this.closed) return;
+    if (!this.ready) {
+      if (this.pendingMessages.length < MAX_PENDING_MESSAGES) this.pendingMessages.push(message);
+      return;
+    }
     this.ws.send(JSON.stringify(message));
   }
 
@@ -182,6 +190,9 @@ export class AgentSession {
       { outcome: 'ready' },
       (this.settingsAppliedAtMs - this.opts.dialStartedAtMs) / 1000,
     );
+    const messages = this.pendingMessages;
+    this.pendingMessages = [];
+    for (const message of messages) this.ws.send(JSON.stringify(message));
     const pending = this.pendingAudio;
     this.pendingAudio = [];
     this.pendingBytes = 0;

@@ -5,7 +5,12 @@
 import type { Logger } from 'pino';
 import type { AgentDialer } from '../agent/dialer.js';
 import { classifyAgentError } from '../agent/errors.js';
-import type { AgentServerMessage, FunctionCallEntry, HistoryMessage } from '../agent/protocol.js';
+import type {
+  AgentClientMessage,
+  AgentServerMessage,
+  FunctionCallEntry,
+  HistoryMessage,
+} from '../agent/protocol.js';
 import type { AgentCloseInfo, AgentHandlers, AgentSession } from '../agent/session.js';
 import { buildSettings } from '../agent/settings.js';
 import { OutboundFramer } from '../audio/framer.js';
@@ -114,6 +119,8 @@ export class CallSession implements AgentHandlers {
   private agent: AgentSession | null = null;
   private earlyAudio: Buffer[] = [];
   private earlyBytes = 0;
+  /** Messages for the agent while none is connected (dialing, reconnecting), sent on adoption. */
+  private earlyMessages: AgentClientMessage[] = [];
   /** Set by `UserStartedSpeaking`: audio of the interrupted reply must not reach the caller. */
   private muted = false;
   /** Between `AgentStartedSpeaking` and `AgentAudioDone` (or a barge-in). */
@@ -160,7 +167,7 @@ export class CallSession implements AgentHandlers {
       silenceHangupMs: limits.silenceHangupMs,
       encoding: info.mediaFormat.encoding,
       sampleRate: info.mediaFormat.sampleRate,
-      onPrompt: () => this.agent?.send({ type: 'InjectAgentMessage', message: CHECK_IN }),
+      onPrompt: () => this.toAgent({ type: 'InjectAgentMessage', message: CHECK_IN }),
       onHangup: () => void this.finish('silence_timeout', FAREWELLS.silence_timeout),
       onSpeechEnd: () => {
         this.callerSpeechEndedAt = performance.now();
@@ -383,7 +390,14 @@ export class CallSession implements AgentHandlers {
     this.earlyAudio = [];
     this.earlyBytes = 0;
     for (const chunk of early) agent.sendAudio(chunk);
+    for (const message of this.earlyMessages.splice(0)) agent.send(message);
     agent.attach(this);
+  }
+
+  /** Sends now, or holds the message until an agent is connected again (bounded). */
+  private toAgent(message: AgentClientMessage): void {
+    if (this.agent) this.agent.send(message);
+    else if (!this.isEnding && this.earlyMessages.length < 32) this.earlyMessages.push(message);
   }
 
   private settingsFor(history: HistoryMessage[]) {
@@ -477,7 +491,7 @@ export class CallSession implements AgentHandlers {
     this.deps.metrics.dtmfEntries.inc();
     this.deps.events.publish(this.info.callSid, { type: 'dtmf', digits });
     this.logger.info({ dtmf: digits }, 'caller entered digits');
-    this.agent?.send({ type: 'InjectUserMessage', content: dtmfMessage(digits) });
+    this.toAgent({ type: 'InjectUserMessage', content: dtmfMessage(digits) });
   }
 
   private async answerFunction(entry: FunctionCallEntry): Promise<void> {
@@ -507,12 +521,7 @@ export class CallSession implements AgentHandlers {
       name: entry.name,
       outcome: result.outcome,
     });
-    this.agent?.send({
-      type: 'FunctionCallResponse',
-      id: entry.id,
-      name: entry.name,
-      content: result.content,
-    });
+    this.toAgent({ type: 'FunctionCallResponse', id: entry.id, name: entry.name, content: result.content });
   }
 
   /** end_call: the goodbye may still be coming or playing; hang up only once it has been heard. */
@@ -540,7 +549,7 @@ export class CallSession implements AgentHandlers {
       this.logger.error({ err: (err as Error).message, target }, 'transfer failed');
       this.finishing = false;
       this.endReason = null;
-      this.agent?.send({
+      this.toAgent({
         type: 'InjectAgentMessage',
         message: "I'm sorry, I couldn't transfer you just now. Is there anything else I can help with?",
       });

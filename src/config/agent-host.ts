@@ -14,6 +14,7 @@ export function selectAgent(env: Env, region: Region, regions: Record<Region, Re
   const auth = envOneOf(env, 'AGENT_AUTH', AGENT_AUTHS, 'key');
   const connectTimeoutMs = envInt(env, 'AGENT_CONNECT_TIMEOUT_MS', { fallback: 5000, min: 1, max: 60_000 });
   const prewarm = envOneOf(env, 'AGENT_PREWARM', ['true', 'false'], 'true') === 'true';
+  const prewarmTtlMs = envInt(env, 'AGENT_PREWARM_TTL_MS', { fallback: 15_000, min: 1, max: 120_000 });
   const speechApiOverride = envUrl(env, 'SPEECH_API_URL', BASE_URL(['http', 'https']));
   const hosts = regions[region];
 
@@ -42,5 +43,6 @@ export function selectAgent(env: Env, region: Region, regions: Record<Region, Re
       region === 'global' ? (speechApiOverride ?? hosts.managementApiUrl) : hosts.managementApiUrl,
     connectTimeoutMs,
     prewarm,
+    prewarmTtlMs,
   };
 }

@@ -105,6 +105,8 @@ export interface Config {
     connectTimeoutMs: number;
     /** Dial the agent while answering the voice webhook, so it is ready when the stream arrives. */
     prewarm: boolean;
+    /** How long a pre-warmed session waits for its media stream before it is closed. */
+    prewarmTtlMs: number;
   };
   configDir: string;
   dataDir: string;

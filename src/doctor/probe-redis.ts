@@ -20,13 +20,24 @@ export async function probeRedis(url: string, timeoutMs: number): Promise<CheckL
   client.on('error', (err) => {
     socketError = err;
   });
-  try {
+  const ping = (async () => {
     await client.connect();
-    const answer = await client.ping();
+    return client.ping();
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  // One deadline over connect, handshake and PING: a host that accepts and then stays silent
+  // must not hold the check.
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timed out')), timeoutMs);
+  });
+  try {
+    const answer = await Promise.race([ping, deadline]);
     return answer === 'PONG' ? ok(`${subject}: answers PING`) : fail(`${subject}: PING answered ${answer}`);
   } catch (err) {
     return fail(`${subject}: ${describeRedisError(socketError ?? err, timeoutMs)}`);
   } finally {
+    clearTimeout(timer);
+    ping.catch(() => {});
     client.disconnect();
   }
 }

@@ -269,6 +269,13 @@ describe('callbridge doctor', () => {
     expectNoSecrets(output);
   });
 
+  it('fails a Redis host that accepts the connection and never answers', async () => {
+    const silent = await silentHost();
+    const { text, exitCode } = await doctor({ REDIS_URL: `redis://127.0.0.1:${silent}` });
+    expect(text).toContain(`FAIL Redis redis://127.0.0.1:${silent}: no answer within ${TIMEOUT_MS} ms`);
+    expect(exitCode).toBe(1);
+  });
+
   it.skipIf(!redisUp)('reports Redis answering PING', async () => {
     const { text, exitCode } = await doctor({ REDIS_URL });
     expect(text).toContain(`ok   Redis ${REDIS_URL}: answers PING`);

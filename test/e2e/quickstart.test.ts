@@ -146,7 +146,7 @@ describe('quickstart: npm start with no AGENT_URL, then callbridge call', () => 
     };
     const event = (kind: string, text: string) => new RegExp(`^ +\\d+\\.\\d\\ds {2}${kind} +${text}`);
     const started = at(event('stream', 'MZ[0-9a-f]{32} started'));
-    const greeted = at(event('agent', escape(JSON.stringify(greeting))), started);
+    const greeted = at(event('agent', escapeRegExp(JSON.stringify(greeting))), started);
     const speaking = at(event('caller', 'started speaking after the greeting'), greeted);
     const heardCaller = at(event('caller', '"'), speaking);
     const replied = at(event('agent', '"'), heardCaller);
@@ -165,6 +165,6 @@ describe('quickstart: npm start with no AGENT_URL, then callbridge call', () => 
   }, 45_000);
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -15,8 +15,6 @@ import { connectStreamTwiml } from './twiml.js';
 type FormParams = Record<string, string | string[]>;
 
 const FORM_BODY_LIMIT_BYTES = 64 * 1024;
-/** A pre-warmed agent waits this long for its media stream before it is closed. */
-const PREWARM_TTL_MS = 15_000;
 const REST_TIMEOUT_MS = 5_000;
 const SID = /^[A-Za-z0-9]{2,64}$/;
 
@@ -67,7 +65,7 @@ export function twilioRoutes(deps: MediaDeps) {
     deps.prewarm.put(
       callSid,
       { ready, close: () => void ready.then((session) => session?.close()) },
-      PREWARM_TTL_MS,
+      config.agent.prewarmTtlMs,
     );
   };
 
