@@ -12,7 +12,17 @@ describe('agent host selection', () => {
       speechApiUrl: 'https://api.speech.example',
       managementApiUrl: 'https://api.speech.example',
       connectTimeoutMs: 5000,
+      prewarm: true,
+      prewarmTtlMs: 15000,
     });
+  });
+
+  it('reads the pre-warming switch and its wait', () => {
+    const agent = load({ AGENT_PREWARM: 'false', AGENT_PREWARM_TTL_MS: '2000' }).agent;
+    expect(agent.prewarm).toBe(false);
+    expect(agent.prewarmTtlMs).toBe(2000);
+    expect(configErrorOf(() => load({ AGENT_PREWARM: 'yes' })).message).toMatch(/^AGENT_PREWARM: /);
+    expect(configErrorOf(() => load({ AGENT_PREWARM_TTL_MS: '0' })).message).toMatch(/^AGENT_PREWARM_TTL_MS: /);
   });
 
   it('uses AGENT_URL with its key, without a trailing slash', () => {
