@@ -11,15 +11,17 @@ import type { Logger } from 'pino';
 import { registerCallAdminRoutes } from './admin/calls.js';
 import { adminApi } from './admin/plugin.js';
 import type { AgentDialer } from './agent/dialer.js';
+import { AdmissionControl } from './call/admission.js';
 import { CallEventHub } from './call/events.js';
 import { observerRoutes } from './call/observer.js';
 import { PrewarmPool } from './call/prewarm.js';
 import type { CallRecord } from './call/record.js';
 import { CallRegistry } from './call/registry.js';
+import { startPingSweep } from './carriers/liveness.js';
 import type { PrewarmedAgent } from './carriers/media.js';
 import { twilioRoutes } from './carriers/twilio/routes.js';
 import type { Config } from './config/types.js';
-import { codeForStatus, NotFoundError } from './errors.js';
+import { AgentConnectError, codeForStatus, NotFoundError } from './errors.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import type { Store } from './store/store.js';
 import { registerWebhookAdminRoutes, type WebhookGateway, webhookGateway } from './webhooks/plugin.js';
@@ -40,6 +42,7 @@ export interface CallbridgeState {
   events: CallEventHub;
   gateway: WebhookGateway;
   prewarm: PrewarmPool<PrewarmedAgent>;
+  admission: AdmissionControl;
   draining: boolean;
 }
 
@@ -52,6 +55,7 @@ declare module 'fastify' {
 /** Largest WebSocket message accepted from a carrier; media frames are a few hundred bytes. */
 const MAX_MEDIA_FRAME_BYTES = 64 * 1024;
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+const ADMISSION_RECOVER_EVERY_MS = 2_000;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const metrics = deps.metrics ?? createMetrics(config.region);
@@ -74,7 +78,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     prewarm: new PrewarmPool<PrewarmedAgent>({
       onExpired: () => metrics.prewarm.inc({ outcome: 'expired' }),
     }),
+    admission: new AdmissionControl({
+      maxCalls: config.maxCalls,
+      recoverEveryMs: ADMISSION_RECOVER_EVERY_MS,
+      onChange: (limit) => metrics.admissionLimit.set(limit),
+    }),
     draining: false,
+  };
+  metrics.admissionLimit.set(config.maxCalls);
+  // Every agent 429 lowers the admitted concurrency for a while (capacity guard).
+  const dial: AgentDialer = async (settings, logger) => {
+    try {
+      return await deps.dial(settings, logger);
+    } catch (err) {
+      if (err instanceof AgentConnectError && err.status === 429)
+        state.admission.refused(state.registry.size);
+      throw err;
+    }
   };
   app.decorate('callbridge', state);
 
@@ -91,6 +111,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   await app.register(websocket, { options: { maxPayload: MAX_MEDIA_FRAME_BYTES } });
+  // Slow-loris defence for upgrades too: request headers must arrive promptly.
+  app.server.headersTimeout = 10_000;
+  const pinger = startPingSweep(app, config.carrierPingIntervalMs);
 
   app.get('/', async () => ({
     name: 'callbridge',
@@ -112,12 +135,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const mediaDeps = {
     config,
     store: deps.store,
-    dial: deps.dial,
+    dial,
     metrics,
     logger: deps.logger,
     registry: state.registry,
     events: state.events,
     prewarm: state.prewarm,
+    admitCall: () => {
+      if (state.draining) return 'draining' as const;
+      // Calls whose stream has not arrived yet hold a pre-warmed agent: they count too.
+      const committed = state.registry.size + state.prewarm.size;
+      return state.admission.admits(committed) ? ('admitted' as const) : ('at_capacity' as const);
+    },
     saveRecord: (record: CallRecord) => {
       deps.store.saveCallRecord(record).catch((err: Error) => {
         deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');
@@ -139,6 +168,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     );
   }
   app.addHook('onClose', async () => {
+    clearInterval(pinger);
     state.prewarm.closeAll();
     await gateway.close();
   });

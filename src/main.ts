@@ -3,11 +3,15 @@
 import closeWithGrace from 'close-with-grace';
 import { createAgentDialer } from './agent/dialer.js';
 import { buildApp } from './app.js';
+import { SHUTDOWN_FAREWELL } from './call/session.js';
 import { loadConfig } from './config/load.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startLocalAgent } from './sim/agent/server.js';
 import { openStore } from './store/index.js';
+
+/** How long the goodbyes of calls still up at the drain deadline may take. */
+const FAREWELL_WAIT_MS = 20_000;
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -66,7 +70,7 @@ process.on('SIGHUP', () => {
 
 closeWithGrace(
   {
-    delay: config.drainTimeoutMs + 10_000,
+    delay: config.drainTimeoutMs + FAREWELL_WAIT_MS + 10_000,
     logger: { error: (m: string) => logger.error(m) },
     skip: ['SIGHUP'],
   },
@@ -84,6 +88,11 @@ closeWithGrace(
       }),
     ]);
     clearTimeout(timer);
+    // Calls still up are ended politely: the agent says goodbye, heard before the hang-up.
+    await Promise.race([
+      Promise.all(registry.all().map((call) => call.finish('shutdown', SHUTDOWN_FAREWELL))),
+      new Promise<void>((resolve) => setTimeout(resolve, FAREWELL_WAIT_MS).unref()),
+    ]);
     for (const call of registry.all()) call.end('shutdown');
     await app.close();
     await localAgent?.close();

@@ -64,8 +64,9 @@ const FAILED: ReadonlySet<EndReason> = new Set([
 const FAREWELLS = {
   silence_timeout: "I haven't heard anything for a while, so I'll end the call now. Goodbye.",
   max_duration: "We've reached the time limit for this call, so I'll have to end it now. Goodbye.",
-  shutdown: "I'm sorry, I have to end the call now. Please call back in a moment. Goodbye.",
 } as const;
+export const SHUTDOWN_FAREWELL =
+  "I'm sorry, I have to end the call now. Please call back in a moment. Goodbye.";
 const CHECK_IN = 'Are you still there?';
 
 /** How long a goodbye may take to be spoken and heard before the call is ended anyway. */

@@ -16,6 +16,7 @@ import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import type { CarrierControl, CarrierEvent, CarrierLeg, CarrierStream } from './carrier.js';
+import { trackLiveness } from './liveness.js';
 
 export interface CarrierCodec {
   name: string;
@@ -40,6 +41,8 @@ export interface MediaDeps {
   events: CallEventHub;
   prewarm: PrewarmPool<PrewarmedAgent>;
   saveRecord(record: CallRecord): void;
+  /** Whether a new call may be taken now (not draining, under the admitted concurrency). */
+  admitCall(): 'admitted' | 'draining' | 'at_capacity';
 }
 
 /** WebSocket close codes used on media streams (RFC 6455 section 7.4.1). */
@@ -85,6 +88,7 @@ export function handleMediaSocket(socket: WebSocket, codec: CarrierCodec, deps: 
   const { metrics, config } = deps;
   const carrier = codec.name;
   const stream = codec.createStream();
+  trackLiveness(socket);
   let log = deps.logger.child({ carrier });
   let phase: Phase = 'awaiting_start';
   let session: CallSession | null = null;

@@ -53,6 +53,12 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
   }
   const drainTimeoutMs = envInt(env, 'DRAIN_TIMEOUT_MS', { fallback: 600_000, min: 0 });
   const maxCalls = envInt(env, 'MAX_CALLS', { fallback: 1000, min: 1 });
+  const declineRedirectUrl = envUrl(env, 'DECLINE_REDIRECT_URL', ENDPOINT_URL(['http', 'https'])) ?? null;
+  const carrierPingIntervalMs = envInt(env, 'CARRIER_PING_INTERVAL_MS', {
+    fallback: 15_000,
+    min: 100,
+    max: 600_000,
+  });
 
   const regions = loadRegions(configDir, cwd);
   const agent = selectAgent(env, region, regions);
@@ -79,6 +85,8 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
     adminToken,
     drainTimeoutMs,
     maxCalls,
+    declineRedirectUrl,
+    carrierPingIntervalMs,
     regions,
     profiles,
     numbers,

@@ -136,6 +136,10 @@ export interface Config {
   adminToken: string | null;
   drainTimeoutMs: number;
   maxCalls: number;
+  /** Where declined calls (draining, at capacity) are redirected; null: told to call back and hung up. */
+  declineRedirectUrl: string | null;
+  /** How often carrier media sockets are pinged; one missed pong and the socket is cut. */
+  carrierPingIntervalMs: number;
   regions: Record<Region, RegionHosts>;
   profiles: Record<string, AgentProfile>;
   numbers: NumberRouting;

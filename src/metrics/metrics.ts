@@ -8,6 +8,12 @@ export function createMetrics(region: string) {
   const registry = new Registry();
   registry.setDefaultLabels({ region });
   collectDefaultMetrics({ register: registry, prefix: 'callbridge_' });
+  // prom-client adds nodejs_active_{handles,requests,resources}_total: gauges with a counter's
+  // suffix, which `promtool check metrics` rejects. The same gauges without the suffix, by type,
+  // hold the same counts (sum them).
+  for (const kind of ['handles', 'requests', 'resources']) {
+    registry.removeSingleMetric(`callbridge_nodejs_active_${kind}_total`);
+  }
 
   const r = [registry];
   return {
@@ -152,6 +158,11 @@ export function createMetrics(region: string) {
     dtmfEntries: new Counter({
       name: 'callbridge_dtmf_entries_total',
       help: 'Keypad entries passed to the agent.',
+      registers: r,
+    }),
+    admissionLimit: new Gauge({
+      name: 'callbridge_admission_limit',
+      help: 'Calls this instance admits now: MAX_CALLS, lowered for a while after agent 429s.',
       registers: r,
     }),
     callsDeclined: new Counter({

@@ -22,7 +22,9 @@ describe('agent host selection', () => {
     expect(agent.prewarm).toBe(false);
     expect(agent.prewarmTtlMs).toBe(2000);
     expect(configErrorOf(() => load({ AGENT_PREWARM: 'yes' })).message).toMatch(/^AGENT_PREWARM: /);
-    expect(configErrorOf(() => load({ AGENT_PREWARM_TTL_MS: '0' })).message).toMatch(/^AGENT_PREWARM_TTL_MS: /);
+    expect(configErrorOf(() => load({ AGENT_PREWARM_TTL_MS: '0' })).message).toMatch(
+      /^AGENT_PREWARM_TTL_MS: /,
+    );
   });
 
   it('uses AGENT_URL with its key, without a trailing slash', () => {

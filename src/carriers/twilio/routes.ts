@@ -10,12 +10,13 @@ import { handleMediaSocket, type MediaDeps, PREWARM_FORMAT } from '../media.js';
 import { createTwilioStream } from './protocol.js';
 import { createTwilioRest } from './rest.js';
 import { validateTwilioSignature } from './signature.js';
-import { connectStreamTwiml } from './twiml.js';
+import { connectStreamTwiml, redirectTwiml, sayHangupTwiml } from './twiml.js';
 
 type FormParams = Record<string, string | string[]>;
 
 const FORM_BODY_LIMIT_BYTES = 64 * 1024;
 const REST_TIMEOUT_MS = 5_000;
+const DECLINED_MESSAGE = "Sorry, we can't take your call right now. Please call back in a few minutes.";
 const SID = /^[A-Za-z0-9]{2,64}$/;
 
 /** The stream URL the carrier dials: the public base with its scheme turned into ws/wss. */
@@ -91,6 +92,16 @@ export function twilioRoutes(deps: MediaDeps) {
       verify(req, `${config.publicUrl}${req.url}`, params);
       const callSid = single(params, 'CallSid');
       if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
+      const admission = deps.admitCall();
+      if (admission !== 'admitted') {
+        // Declined politely, before any agent is dialed: the caller hears why, or goes elsewhere.
+        deps.metrics.callsDeclined.inc({ carrier: 'twilio', reason: admission });
+        req.log.warn({ callSid, reason: admission }, 'call declined');
+        const twiml = config.declineRedirectUrl
+          ? redirectTwiml(config.declineRedirectUrl)
+          : sayHangupTwiml(DECLINED_MESSAGE);
+        return reply.header('content-type', 'text/xml; charset=utf-8').send(twiml);
+      }
       const to = single(params, 'To');
       const from = single(params, 'From');
       const profile = config.numbers.routes[to] ?? config.numbers.default;
