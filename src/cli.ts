@@ -5,7 +5,7 @@ commands:
   serve     run the server (what npm start runs)
   sim       run the local voice agent: sim [--port 8090] [--host 127.0.0.1] [--scenario FILE]
   call      place a simulated call: call [--server URL] [--carrier twilio] [--wav FILE] [--out FILE]
-            [--from E164] [--to E164]
+            [--from E164] [--to E164] [--hold-ms N] [--no-wait]
   bench     run the load benchmark (see BENCHMARKS.md)
   doctor    check configuration, secrets and reachability of the configured hosts
 `;
