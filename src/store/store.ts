@@ -19,9 +19,7 @@ export interface OnceClaims {
 
 /** Result of claiming an idempotency key. `token` proves ownership to commit or release. */
 export type IdempotencyClaim =
-  | { status: 'claimed'; token: string }
-  | { status: 'in_progress' }
-  | { status: 'done' };
+  { status: 'claimed'; token: string } | { status: 'in_progress' } | { status: 'done' };
 
 /** Idempotency keys of webhook deliveries (gateway spec 6, rule 1). */
 export interface IdempotencyKeys {
@@ -132,11 +130,6 @@ export interface CallRecords {
 }
 
 export interface Store
-  extends OnceClaims,
-    IdempotencyKeys,
-    WindowCounters,
-    EventQueue,
-    ProviderVerifications,
-    CallRecords {
+  extends OnceClaims, IdempotencyKeys, WindowCounters, EventQueue, ProviderVerifications, CallRecords {
   close(): Promise<void>;
 }

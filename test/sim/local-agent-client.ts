@@ -5,8 +5,7 @@ import { AGENT_PATH } from '../../src/agent/protocol.js';
 import { encodeLinear16, encodeMulaw } from '../../src/audio/codec.js';
 
 export type Received =
-  | { kind: 'json'; msg: Record<string, unknown> & { type: string } }
-  | { kind: 'audio'; bytes: Buffer };
+  { kind: 'json'; msg: Record<string, unknown> & { type: string } } | { kind: 'audio'; bytes: Buffer };
 
 const WAIT_MS = 5000;
 

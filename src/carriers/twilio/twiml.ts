@@ -5,7 +5,7 @@ const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 // Characters XML 1.0 cannot carry at all, escaped or not: dropped rather than emitting a document
 // Twilio would reject.
 const XML_FORBIDDEN =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 const TEXT_ESCAPES: Readonly<Record<string, string>> = Object.freeze({

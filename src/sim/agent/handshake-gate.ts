@@ -8,8 +8,7 @@ export interface HandshakeGateOptions {
 }
 
 export type Admission =
-  | { ok: true; release: () => void }
-  | { ok: false; status: number; description: string };
+  { ok: true; release: () => void } | { ok: false; status: number; description: string };
 
 export class HandshakeGate {
   readonly #max: number;

@@ -112,8 +112,7 @@ export function redisEventQueue(client: Redis, prefix: string, now: Clock): Redi
 
   async function readNew(consumer: string): Promise<ClaimedEvent | null> {
     const reply = (await client.xreadgroup('GROUP', GROUP, consumer, 'COUNT', 1, 'STREAMS', stream, '>')) as
-      | [string, StreamEntry[]][]
-      | null;
+      [string, StreamEntry[]][] | null;
     const entry = reply?.[0]?.[1]?.[0];
     if (!entry) return null;
     const event = readFields(entry[1]);

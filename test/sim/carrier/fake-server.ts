@@ -7,7 +7,7 @@ import twilio from 'twilio';
 import { type WebSocket, WebSocketServer } from 'ws';
 
 export const AUTH_TOKEN = 'test-auth-token-0123456789abcdef';
-// biome-ignore lint/suspicious/noExplicitAny: wire messages are read loosely by the assertions.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire messages are read loosely by the assertions.
 export type Message = Record<string, any>;
 
 /** The server side of one media stream, as the fake server sees it. */
