@@ -7,6 +7,7 @@ RUN apt-get update \
   && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY scripts ./scripts
 # `npm ci` runs the `prepare` script, which is `npm run build`.
 RUN npm ci && npm prune --omit=dev
 
