@@ -44,6 +44,17 @@ type Held =
 
 const MAX_PENDING_MESSAGES = 32;
 
+/** Agent error codes become metric labels: the first few dozen distinct ones, then `other`. */
+const seenCodes = new Set<string>();
+const MAX_CODE_LABELS = 50;
+function codeLabel(code: string): string {
+  const label = code.slice(0, 64) || 'none';
+  if (seenCodes.has(label)) return label;
+  if (seenCodes.size >= MAX_CODE_LABELS) return 'other';
+  seenCodes.add(label);
+  return label;
+}
+
 const KNOWN_TYPES = new Set([
   'Welcome',
   'SettingsApplied',

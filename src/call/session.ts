@@ -188,6 +188,7 @@ export class CallSession implements AgentHandlers {
     this.downFrames = deps.metrics.audioFrames.labels('downlink');
     this.downBytes = deps.metrics.audioBytes.labels('downlink');
     deps.metrics.callsActive.inc({ carrier: info.carrier });
+    deps.metrics.callsStarted.inc({ carrier: info.carrier, direction: info.direction });
   }
 
   get isEnding(): boolean {
@@ -509,7 +510,10 @@ export class CallSession implements AgentHandlers {
     });
     const label = functionLabel(entry.name, profile);
     this.deps.metrics.functionCalls.inc({ function: label, outcome: result.outcome });
-    this.deps.metrics.functionDuration.observe({ function: label }, result.durationMs / 1000);
+    this.deps.metrics.functionDuration.observe(
+      { function: label, outcome: result.outcome },
+      result.durationMs / 1000,
+    );
     this.functionCalls.push({
       name: String(entry.name).slice(0, 128),
       arguments: String(entry.arguments ?? '').slice(0, 4096),

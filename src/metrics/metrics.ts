@@ -25,6 +25,12 @@ export function createMetrics(region: string) {
       labelNames: ['carrier'],
       registers: r,
     }),
+    callsStarted: new Counter({
+      name: 'callbridge_calls_started_total',
+      help: 'Calls admitted to a media stream, counted as they start.',
+      labelNames: ['carrier', 'direction'],
+      registers: r,
+    }),
     callsTotal: new Counter({
       name: 'callbridge_calls_total',
       help: 'Calls that ended, by how they ended.',
@@ -150,8 +156,8 @@ export function createMetrics(region: string) {
     }),
     functionDuration: new Histogram({
       name: 'callbridge_function_duration_seconds',
-      help: 'Time to answer a client-side function call.',
-      labelNames: ['function'],
+      help: 'Time to answer a client-side function call, by function and outcome.',
+      labelNames: ['function', 'outcome'],
       buckets: LATENCY_BUCKETS,
       registers: r,
     }),
