@@ -183,12 +183,9 @@ export class AgentSession {
     if (message.type === 'Error') {
       // Fatal for the session: remember it so the close carries the agent's own reason.
       this.fatalError = { code: String(message.code ?? ''), description: String(message.description ?? '') };
-      this.opts.metrics.agentErrors.inc({ kind: 'error', code: this.fatalError.code.slice(0, 64) || 'none' });
+      this.opts.metrics.agentErrors.inc({ kind: 'error', code: codeLabel(this.fatalError.code) });
     } else if (message.type === 'Warning') {
-      this.opts.metrics.agentErrors.inc({
-        kind: 'warning',
-        code: String(message.code ?? 'none').slice(0, 64),
-      });
+      this.opts.metrics.agentErrors.inc({ kind: 'warning', code: codeLabel(String(message.code ?? '')) });
     }
     this.emit({ kind: 'message', message });
   }
