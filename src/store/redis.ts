@@ -1,7 +1,8 @@
 // The Redis store: shared by every instance pointed at one REDIS_URL, so idempotency keys, limiter
 // counters and the queue hold across instances. Every key starts with `keyPrefix`.
 import { Redis } from 'ioredis';
-import { DEFAULT_CALL_RECORD_RETENTION_MS, redisCallRecords } from './redis/call-records.js';
+import { DEFAULT_CALL_RECORD_RETENTION_MS } from './call-record-query.js';
+import { redisCallRecords } from './redis/call-records.js';
 import { redisEventQueue } from './redis/event-queue.js';
 import { redisIdempotencyKeys } from './redis/idempotency.js';
 import { redisOnceClaims } from './redis/once-claims.js';

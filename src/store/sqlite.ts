@@ -3,11 +3,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import {
-  callRecordMigrations,
-  DEFAULT_CALL_RECORD_RETENTION_MS,
-  sqliteCallRecords,
-} from './sqlite/call-records.js';
+import { callRecordMigrations, sqliteCallRecords } from './sqlite/call-records.js';
+import { DEFAULT_CALL_RECORD_RETENTION_MS } from './call-record-query.js';
 import { eventQueueMigrations, sqliteEventQueue } from './sqlite/event-queue.js';
 import { idempotencyMigrations, sqliteIdempotencyKeys } from './sqlite/idempotency.js';
 import { applyMigrations } from './sqlite/migrations.js';

@@ -10,32 +10,14 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { CallRecord, CallRecordPage, CallRecordQuery } from '../../call/record.js';
 import { BadRequestError } from '../../errors.js';
+import { MAX_CURSOR_CHARS, parseBound, startedAtMs } from '../call-record-query.js';
 import type { CallRecords, Clock } from '../store.js';
 
-export const DEFAULT_CALL_RECORD_RETENTION_MS = 90 * 24 * 60 * 60_000;
 const MS_DIGITS = 16;
-const MAX_CURSOR_CHARS = 1_024;
 /** Index members read per round trip when filters may drop most of them. */
 const FILTERED_BATCH = 200;
 /** Index members one page may read; past that, the page ends early with a cursor to go on from. */
 const MAX_SCANNED = 10_000;
-
-function startedAtMs(record: CallRecord): number {
-  const ms = Date.parse(record.startedAt);
-  if (!Number.isFinite(ms) || ms < 0) {
-    throw new TypeError(
-      `call record ${record.callSid}: startedAt ${JSON.stringify(record.startedAt)} is not a date`,
-    );
-  }
-  return ms;
-}
-
-function parseBound(value: string | undefined, name: string): number | null {
-  if (value === undefined) return null;
-  const ms = Date.parse(value);
-  if (!Number.isFinite(ms)) throw new BadRequestError(`${name} must be an ISO 8601 date`);
-  return ms;
-}
 
 const digits = (ms: number) => String(Math.max(0, ms)).padStart(MS_DIGITS, '0');
 const memberOf = (startedMs: number, callSid: string) => `${digits(startedMs)}${callSid}`;

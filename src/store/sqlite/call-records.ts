@@ -4,11 +4,9 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { CallRecord, CallRecordPage, CallRecordQuery } from '../../call/record.js';
 import { BadRequestError } from '../../errors.js';
+import { MAX_CURSOR_CHARS, parseBound, startedAtMs } from '../call-record-query.js';
 import type { CallRecords, Clock } from '../store.js';
 import type { Migration } from './migrations.js';
-
-export const DEFAULT_CALL_RECORD_RETENTION_MS = 90 * 24 * 60 * 60_000;
-const MAX_CURSOR_CHARS = 1_024;
 
 export const callRecordMigrations: readonly Migration[] = [
   {
@@ -29,23 +27,6 @@ export const callRecordMigrations: readonly Migration[] = [
 interface Position {
   startedMs: number;
   callSid: string;
-}
-
-function startedAtMs(record: CallRecord): number {
-  const ms = Date.parse(record.startedAt);
-  if (!Number.isFinite(ms) || ms < 0) {
-    throw new TypeError(
-      `call record ${record.callSid}: startedAt ${JSON.stringify(record.startedAt)} is not a date`,
-    );
-  }
-  return ms;
-}
-
-function parseBound(value: string | undefined, name: string): number | null {
-  if (value === undefined) return null;
-  const ms = Date.parse(value);
-  if (!Number.isFinite(ms)) throw new BadRequestError(`${name} must be an ISO 8601 date`);
-  return ms;
 }
 
 function encodeCursor(at: Position): string {
