@@ -4,15 +4,14 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type DoctorIo, doctorCommand } from '../../src/doctor/command.js';
 import { runDoctor } from '../../src/doctor/doctor.js';
 import { exitCodeOf, formatLine } from '../../src/doctor/report.js';
 import { type LocalAgent, type LocalAgentOptions, startLocalAgent } from '../../src/sim/agent/server.js';
+import { REDIS_URL, redisAvailable } from '../helpers/redis.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const AGENT_KEY = 'agent-key-secret-0123456789';
 const TWILIO_SID = `AC${'0123456789abcdef'.repeat(2)}`;
 const TWILIO_TOKEN = 'supersecretvalue';
@@ -86,24 +85,7 @@ async function silentHost(): Promise<number> {
   return port;
 }
 
-async function redisAnswers(): Promise<boolean> {
-  const client = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    connectTimeout: 1000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
-const redisUp = await redisAnswers();
+const redisUp = await redisAvailable();
 if (!redisUp) console.log(`doctor: the Redis case is skipped: no Redis answers PING at ${REDIS_URL}`);
 
 /** Runs doctor against the shipped config folder with only the given settings. */

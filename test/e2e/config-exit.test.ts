@@ -1,22 +1,13 @@
 // An invalid setting stops the real process before it listens (CONTRACT.md "Environment"): a non-zero
 // exit, one line on stderr naming the variable (or file and field), and no secret in what it prints.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import {
-  cpSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildIfStale, ROOT } from '../helpers/build.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 const SECRET = 'supersecretvalue';
 const OTHER_SECRET = 'agent-key-0123456789-secret';
 const LISTEN_MARK = 'probe: net.Server.listen called';
@@ -25,23 +16,6 @@ const LISTEN_PROBE =
   'data:text/javascript,import net from "node:net"; const listen = net.Server.prototype.listen;' +
   `net.Server.prototype.listen = function (...args) { process.stderr.write("${LISTEN_MARK}\\n");` +
   ' return listen.apply(this, args); };';
-
-/** Builds dist/ when a source file is newer than its output, as `npm test` does before the suite. */
-function buildIfStale(): void {
-  const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' });
-  const stale = sources.some((file) => {
-    if (!file.endsWith('.ts')) return false;
-    const output = join(ROOT, 'dist', file.replace(/\.ts$/, '.js'));
-    const built = statSync(output, { throwIfNoEntry: false });
-    return built === undefined || built.mtimeMs < statSync(join(ROOT, 'src', file)).mtimeMs;
-  });
-  if (!stale) return;
-  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
-  if (build.status === 0) return;
-  // tsc emits despite type errors; those are the type-check's to report, the process is ours to run.
-  if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error(`npm run build failed:\n${build.stdout}`);
-  console.warn(`npm run build reported errors; testing what it emitted:\n${build.stdout}`);
-}
 
 interface Run {
   code: number | null;

@@ -1,37 +1,20 @@
 // The newcomer's path, end to end over real processes (CONTRACT.md "Set-up and commands"): the server
 // as `npm start` runs it, with no AGENT_URL, runs the built-in local agent and says so once; a
 // simulated call against it hears the greeting, speaks, and hears the agent's reply.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildIfStale, ROOT } from '../helpers/build.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmsEnergy, samplesPerFrame } from '../../src/audio/energy.js';
 import { readWav } from '../../src/audio/wav.js';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 /** RMS of a voiced 20 ms frame (src/audio/energy.ts, SpeechDetector's default). */
 const SPEECH_RMS = 500;
 const READY_TIMEOUT_MS = 15_000;
-
-/** Builds dist/ when a source file is newer than its output, as `npm test` does before the suite. */
-function buildIfStale(): void {
-  const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' });
-  const stale = sources.some((file) => {
-    if (!file.endsWith('.ts')) return false;
-    const output = join(ROOT, 'dist', file.replace(/\.ts$/, '.js'));
-    const built = statSync(output, { throwIfNoEntry: false });
-    return built === undefined || built.mtimeMs < statSync(join(ROOT, 'src', file)).mtimeMs;
-  });
-  if (!stale) return;
-  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
-  if (build.status === 0) return;
-  // tsc emits despite type errors; those are the type-check's to report, the process is ours to run.
-  if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error(`npm run build failed:\n${build.stdout}`);
-  console.warn(`npm run build reported errors; testing what it emitted:\n${build.stdout}`);
-}
 
 /** A port nothing listens on right now: the OS picks it, and we let it go again. */
 async function freePort(): Promise<number> {

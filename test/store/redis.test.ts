@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { openRedisStore } from '../../src/store/redis.js';
 import { storeContract } from './contract.js';
-import { deleteKeys, REDIS_URL, redisAvailable } from './redis-available.js';
+import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 
 const available = await redisAvailable();
 if (!available) console.warn(`skipping the Redis store suites: no Redis answers at ${REDIS_URL}`);

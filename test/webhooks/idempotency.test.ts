@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openRedisStore } from '../../src/store/redis.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
-import { deleteKeys, REDIS_URL, redisAvailable } from '../store/redis-available.js';
+import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import {
   type FakeOperatorGateway,
   type GatewayApp,

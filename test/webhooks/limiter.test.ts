@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openRedisStore } from '../../src/store/redis.js';
-import { deleteKeys, REDIS_URL, redisAvailable } from '../store/redis-available.js';
+import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { type GatewayApp, hmacOf, metricValue, SECRETS, startGatewayApp } from './helpers.js';
 
 const redisUp = await redisAvailable();

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openRedisStore } from '../../src/store/redis.js';
 import { PROVIDERS } from '../../src/webhooks/providers/registry.js';
 import { tasksProvider } from '../../src/webhooks/providers/tasks.js';
-import { deleteKeys, REDIS_URL, redisAvailable } from '../store/redis-available.js';
+import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import {
   eventually,
   type FakeOperatorGateway,

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { deleteKeys, REDIS_URL, redisAvailable } from '../../store/redis-available.js';
+import { deleteKeys, REDIS_URL, redisAvailable } from '../../helpers/redis.js';
 import { hmacOf, waitUntil } from '../helpers.js';
 import { type FixedPortGateway, operatorGatewayAt } from '../operator-at.js';
 import { CODE_SECRET, queueWorkflowRun } from './deliveries.js';
