@@ -110,7 +110,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     throw new NotFoundError(`no route for ${req.method} ${req.url.split('?')[0]}`);
   });
 
-  await app.register(websocket, { options: { maxPayload: MAX_MEDIA_FRAME_BYTES } });
+  await app.register(websocket, {
+    options: { maxPayload: MAX_MEDIA_FRAME_BYTES },
+    errorHandler: (err, socket, req) => {
+      // A peer breaking the WebSocket protocol (frame over maxPayload, text not UTF-8) is its fault:
+      // `ws` has already sent the fitting close code (RFC 6455 section 7.4.1); let that close finish.
+      const { code } = err as NodeJS.ErrnoException;
+      if (typeof code === 'string' && code.startsWith('WS_ERR_')) {
+        req.log.warn({ err: err.message }, 'carrier socket broke the WebSocket protocol');
+        return;
+      }
+      req.log.error({ err }, 'carrier socket failed');
+      socket.terminate();
+    },
+  });
   // Slow-loris defence for upgrades too: request headers must arrive promptly.
   app.server.headersTimeout = 10_000;
   const pinger = startPingSweep(app, config.carrierPingIntervalMs);

@@ -98,10 +98,13 @@ export function createTwilioStream(): CarrierStream {
     const streamSid = stringField(start, 'streamSid', 'start');
     const mediaFormat = parseMediaFormat(start);
     const customParameters = parseCustomParameters(start);
-    const sid = JSON.stringify(streamSid);
-    mediaPrefix = `{"event":"media","streamSid":${sid},"media":{"payload":"`;
-    markPrefix = `{"event":"mark","streamSid":${sid},"mark":{"name":`;
-    clearFrame = `{"event":"clear","streamSid":${sid}}`;
+    // The first start names the stream; a later one is refused as a duplicate and must not re-address it.
+    if (mediaPrefix === undefined) {
+      const sid = JSON.stringify(streamSid);
+      mediaPrefix = `{"event":"media","streamSid":${sid},"media":{"payload":"`;
+      markPrefix = `{"event":"mark","streamSid":${sid},"mark":{"name":`;
+      clearFrame = `{"event":"clear","streamSid":${sid}}`;
+    }
     return { type: 'start', callSid, streamSid, mediaFormat, customParameters };
   }
 

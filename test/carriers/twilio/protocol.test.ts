@@ -344,9 +344,9 @@ describe('twilio serialize', () => {
     expect(stream.parse(frame(text(sent)), false)).toEqual({ type: 'mark', name });
   });
 
-  it('uses the latest start for serialization', () => {
+  it('keeps serializing for the first start when another one arrives', () => {
     const stream = startedStream();
     stream.parse(startFrame({ streamSid: 'MZ2' }), false);
-    expect(stream.clear()).toBe('{"event":"clear","streamSid":"MZ2"}');
+    expect(stream.clear()).toBe(`{"event":"clear","streamSid":"${STREAM_SID}"}`);
   });
 });
