@@ -26,7 +26,7 @@ const SUPPORTED_CARRIERS = ['twilio'];
 const E164 = /^\+[1-9]\d{1,14}$/;
 const USAGE =
   'usage: callbridge call [--server URL] [--carrier twilio] [--wav FILE] [--out FILE] ' +
-  '[--from E164] [--to E164] [--hold-ms N] [--no-wait]';
+  '[--from E164] [--to E164] [--hold-ms N] [--no-wait] [--verbose]';
 /** The caller phrase sent without --wav: raw μ-law 8 kHz, shipped with the package. */
 const BUNDLED_PHRASE = join('assets', 'phrases', 'caller-order.ulaw');
 
@@ -39,6 +39,8 @@ interface CallArgs {
   holdMs: number;
   /** Listen to the agent's greeting before speaking; `--no-wait` speaks at once. */
   waitForGreeting: boolean;
+  /** Also print every mark echo (`--verbose`); they come twice a second while the agent speaks. */
+  verbose: boolean;
 }
 
 class UsageError extends Error {}
@@ -80,7 +82,9 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
       accountSid,
       holdMs: parsed.holdMs,
       waitForGreeting: parsed.waitForGreeting,
-      onEvent: (event) => io.stdout(`${formatEvent(event)}\n`),
+      onEvent: (event) => {
+        if (event.type !== 'mark-echoed' || parsed.verbose) io.stdout(`${formatEvent(event)}\n`);
+      },
       signal: hangUp.signal,
     });
   } finally {
@@ -129,6 +133,7 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
         to: { type: 'string' },
         'hold-ms': { type: 'string' },
         'no-wait': { type: 'boolean' },
+        verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: false,
@@ -171,6 +176,7 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
     to,
     holdMs: holdText === undefined ? DEFAULT_HOLD_MS : Number(holdText),
     waitForGreeting: values['no-wait'] !== true,
+    verbose: values.verbose === true,
   };
 }
 

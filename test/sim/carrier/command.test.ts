@@ -48,7 +48,10 @@ const isSilence = (frame: Buffer) => frame.every((b) => b === 0xff);
  * A server whose agent greets with 0.1 s of audio and hangs up once it has heard the caller's
  * first words; `silent` hangs up without a word; `decline` turns calls away.
  */
-async function startServer(mode: 'answer' | 'silent' | 'decline'): Promise<string> {
+async function startServer(
+  mode: 'answer' | 'silent' | 'decline',
+  wordsBeforeHangup = WORDS_BEFORE_HANGUP,
+): Promise<string> {
   http = createServer();
   const wss = new WebSocketServer({ server: http, path: '/media/twilio' });
   let base = '';
@@ -76,7 +79,7 @@ async function startServer(mode: 'answer' | 'silent' | 'decline'): Promise<strin
       if (message.event === 'media') {
         const frame = Buffer.from(message.media.payload, 'base64');
         callerAudio.push(frame);
-        if (mode === 'answer' && !isSilence(frame) && ++words === WORDS_BEFORE_HANGUP) ws.close(1000, 'done');
+        if (mode === 'answer' && !isSilence(frame) && ++words === wordsBeforeHangup) ws.close(1000, 'done');
       }
       if (message.event === 'start' && mode === 'silent') ws.close(1000);
       if (message.event === 'start' && mode === 'answer') {
@@ -190,6 +193,19 @@ describe('callbridge call against a server', () => {
     );
     expect(out()).toMatch(/the caller started speaking at 0\.0\ds, at once/);
     expect(isSilence(callerAudio[0]!)).toBe(false);
+  });
+
+  it('prints mark echoes only with --verbose', async () => {
+    const server = await startServer('answer', 50);
+    // The bundled phrase keeps the caller talking until the agent's short reply and its mark have played.
+    const quiet = captureIo({ TWILIO_AUTH_TOKEN: AUTH_TOKEN });
+    expect(await callCommand(['--server', server, '--no-wait'], quiet.io)).toBe(0);
+    expect(quiet.out()).toMatch(/agent audio stopped/);
+    expect(quiet.out()).not.toMatch(/ mark +said/);
+    callerAudio.length = 0;
+    const verbose = captureIo({ TWILIO_AUTH_TOKEN: AUTH_TOKEN });
+    expect(await callCommand(['--server', server, '--no-wait', '--verbose'], verbose.io)).toBe(0);
+    expect(verbose.out()).toMatch(/ mark +said/);
   });
 
   it('exits 1 when the caller heard nothing', async () => {
