@@ -64,7 +64,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     trustProxy: config.trustProxy === false ? false : config.trustProxy,
     // Probes and scrapes arrive every few seconds; logging each would drown the call logs.
     logController: new LogController({ disableRequestLogging: (req) => QUIET_PATHS.has(req.url ?? '') }),
-    // Slow-loris defence: a client must send its headers promptly.
+    // Slow-loris defence: a connection that sends nothing for 10 s is closed, and a request must be
+    // complete within 30 s. Upgraded media sockets are exempt (ws clears the socket timeout) and
+    // are watched by pings instead.
+    connectionTimeout: 10_000,
     requestTimeout: 30_000,
   });
 

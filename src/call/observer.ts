@@ -33,6 +33,8 @@ export function observerRoutes(deps: { secret: string; adminToken: string | null
 
       reply.hijack();
       const res = reply.raw;
+      // A feed is quiet between events by design; the idle-connection timeout is for requests.
+      req.raw.socket.setTimeout(0);
       res.writeHead(200, {
         'content-type': 'text/event-stream',
         'cache-control': 'no-store',

@@ -1,6 +1,7 @@
 // Calls that survive faults, over real sockets: the agent dropping mid-reply, refusing every
 // handshake, a carrier that stops answering pings, bad frames, and the capacity guard.
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
@@ -188,6 +189,17 @@ describe('bad carrier input', () => {
     for (let i = 0; i < 25; i++) carrier.sendRaw(Buffer.from([i]));
     expect((await carrier.closed).code).toBe(1003);
     expect(agent!.connections).toHaveLength(0);
+  });
+
+  it('closes a connection that never finishes its upgrade request (slow loris)', async () => {
+    await setUp();
+    const { port } = new URL(server!.baseUrl);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /media/twilio HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n');
+    // Never the blank line that ends the headers: the server must let go of it by itself.
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(server!.app.websocketServer.clients.size).toBe(0);
   });
 
   it('answers a malformed webhook body with the JSON error shape and no stack trace', async () => {
