@@ -69,11 +69,12 @@ describe('call event feed', () => {
     const callSid = newCallSid();
     const other = await voiceWebhook(server.baseUrl, { CallSid: newCallSid(), From: '+1', To: '+2' });
     const url = `${server.baseUrl}/calls/${callSid}/events`;
-    for (const headers of [
+    const refused: Array<Record<string, string>> = [
       {},
       { authorization: 'Bearer nope' },
       { authorization: `Bearer ${other.observer}` },
-    ]) {
+    ];
+    for (const headers of refused) {
       const res = await fetch(url, { headers });
       expect(res.status).toBe(401);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('CALLBRIDGE_UNAUTHORIZED');
