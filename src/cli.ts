@@ -26,6 +26,11 @@ switch (command) {
     process.exitCode = await callCommand(args);
     break;
   }
+  case 'bench': {
+    const { benchCommand } = await import('./bench/command.js');
+    process.exitCode = await benchCommand(args);
+    break;
+  }
   case 'doctor': {
     const { doctorCommand } = await import('./doctor/command.js');
     process.exitCode = await doctorCommand(args);

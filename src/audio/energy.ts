@@ -62,7 +62,12 @@ export class SpeechDetector {
   }
 
   push(frame: Int16Array): SpeechEdge {
-    const voiced = rmsEnergy(frame) >= this.thresholdRms;
+    return this.pushRms(rmsEnergy(frame));
+  }
+
+  /** One frame, given by its RMS level. */
+  pushRms(rms: number): SpeechEdge {
+    const voiced = rms >= this.thresholdRms;
     if (voiced) {
       this.#voicedRun++;
       this.#unvoicedRun = 0;

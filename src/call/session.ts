@@ -135,10 +135,7 @@ export class CallSession implements AgentHandlers {
   private readonly silence: SilenceMonitor;
   private readonly dtmf: DtmfCollector | null;
   private maxDurationTimer: NodeJS.Timeout | null = null;
-  private readonly upFrames;
-  private readonly upBytes;
-  private readonly downFrames;
-  private readonly downBytes;
+  private readonly audioCounts;
   private bargeIns = 0;
   private readonly turns: TurnRecord[] = [];
   /** Index in `turns` of each assistant reply, in the order the tracker numbers them. */
@@ -182,11 +179,8 @@ export class CallSession implements AgentHandlers {
       );
       this.maxDurationTimer.unref();
     }
-    // Bound once: label lookups on every 20 ms frame add up at a thousand calls.
-    this.upFrames = deps.metrics.audioFrames.labels('uplink');
-    this.upBytes = deps.metrics.audioBytes.labels('uplink');
-    this.downFrames = deps.metrics.audioFrames.labels('downlink');
-    this.downBytes = deps.metrics.audioBytes.labels('downlink');
+    // Plain additions per frame; the counters pick them up when scraped (metrics.ts).
+    this.audioCounts = deps.metrics.audio;
     deps.metrics.callsActive.inc({ carrier: info.carrier });
     deps.metrics.callsStarted.inc({ carrier: info.carrier, direction: info.direction });
   }
@@ -213,8 +207,8 @@ export class CallSession implements AgentHandlers {
   // ── carrier side ──────────────────────────────────────────────────────────
 
   onCallerAudio(payload: Buffer): void {
-    this.upFrames.inc();
-    this.upBytes.inc(payload.length);
+    this.audioCounts.upFrames++;
+    this.audioCounts.upBytes += payload.length;
     this.silence.agentSpeaking(this.playout.isPlaying());
     this.silence.callerAudio(payload);
     if (this.agent && this.state !== 'reconnecting') {
@@ -617,8 +611,8 @@ export class CallSession implements AgentHandlers {
   private sendToCaller(audio: Buffer): void {
     this.leg.sendAudio(audio);
     this.playout.queued(audio.length);
-    this.downFrames.inc();
-    this.downBytes.inc(audio.length);
+    this.audioCounts.downFrames++;
+    this.audioCounts.downBytes += audio.length;
     const mark = this.heard.audioSent(audio.length);
     if (mark) this.leg.mark(mark);
     if (this.firstAudioMs === null) {

@@ -33,6 +33,9 @@ const ALL_BYTES = Uint8Array.from({ length: 256 }, (_, i) => i);
 // Built once from the codec itself, so the tables cannot drift from what the rest of callbridge decodes.
 const MULAW_TABLE = decodeMulaw(ALL_BYTES);
 const ALAW_TABLE = decodeAlaw(ALL_BYTES);
+// Squared sample values: a whole G.711 frame's energy is one table lookup and one add per byte.
+const MULAW_SQUARES = Float64Array.from(MULAW_TABLE, (s) => s * s);
+const ALAW_SQUARES = Float64Array.from(ALAW_TABLE, (s) => s * s);
 
 const defaultSetTimer: SetTimer = (callback, delayMs) => {
   const timer = setTimeout(callback, delayMs);
@@ -53,6 +56,7 @@ export class SilenceMonitor {
   readonly #setTimer: SetTimer;
   readonly #detector: SpeechDetector;
   readonly #table: Int16Array | null;
+  readonly #squares: Float64Array | null;
   readonly #frame: Int16Array;
   #fill = 0;
   /** Low byte of a linear16 sample split across two payloads; -1 when none. */
@@ -75,6 +79,7 @@ export class SilenceMonitor {
     this.#detector = new SpeechDetector(opts.detector);
     const encoding = opts.encoding ?? 'mulaw';
     this.#table = encoding === 'mulaw' ? MULAW_TABLE : encoding === 'alaw' ? ALAW_TABLE : null;
+    this.#squares = encoding === 'mulaw' ? MULAW_SQUARES : encoding === 'alaw' ? ALAW_SQUARES : null;
     this.#frame = new Int16Array(samplesPerFrame(opts.sampleRate ?? 8000));
     this.#sync();
   }
@@ -92,8 +97,20 @@ export class SilenceMonitor {
   callerAudio(payload: Uint8Array): void {
     if (this.#finished) return;
     const table = this.#table;
-    if (table) {
-      for (let i = 0; i < payload.length; i++) this.#pushSample(table[payload[i]!]!);
+    const squares = this.#squares;
+    if (table && squares) {
+      let i = 0;
+      // Frame-aligned whole frames (the usual 20 ms payload) skip the sample buffer.
+      const n = this.#frame.length;
+      if (this.#fill === 0) {
+        for (; payload.length - i >= n; i += n) {
+          let sum = 0;
+          for (let k = i; k < i + n; k++) sum += squares[payload[k]!]!;
+          this.#frameDone(this.#detector.pushRms(Math.sqrt(sum / n)));
+          if (this.#finished) return;
+        }
+      }
+      for (; i < payload.length; i++) this.#pushSample(table[payload[i]!]!);
       return;
     }
     // linear16, little-endian (PROTOCOLS.md sections 1 to 3); a sample may straddle two payloads.
@@ -131,7 +148,10 @@ export class SilenceMonitor {
     this.#frame[this.#fill++] = sample;
     if (this.#fill < this.#frame.length) return;
     this.#fill = 0;
-    const edge = this.#detector.push(this.#frame);
+    this.#frameDone(this.#detector.push(this.#frame));
+  }
+
+  #frameDone(edge: 'start' | 'end' | null): void {
     if (edge === 'start') this.#callerStarted();
     else if (edge === 'end') this.#callerStopped();
   }

@@ -16,8 +16,35 @@ export function createMetrics(region: string) {
   }
 
   const r = [registry];
+  // Relayed audio is counted on every 20 ms frame of every call: plain additions here, moved into
+  // the counters when they are read (a scrape), not a prom-client label lookup per frame.
+  const audio = { upFrames: 0, upBytes: 0, downFrames: 0, downBytes: 0 };
+  const flushAudio = () => {
+    if (audio.upFrames > 0) audioFrames.inc({ direction: 'uplink' }, audio.upFrames);
+    if (audio.downFrames > 0) audioFrames.inc({ direction: 'downlink' }, audio.downFrames);
+    if (audio.upBytes > 0) audioBytes.inc({ direction: 'uplink' }, audio.upBytes);
+    if (audio.downBytes > 0) audioBytes.inc({ direction: 'downlink' }, audio.downBytes);
+    audio.upFrames = audio.upBytes = audio.downFrames = audio.downBytes = 0;
+  };
+  const audioFrames: Counter<'direction'> = new Counter({
+    name: 'callbridge_audio_frames_total',
+    help: 'Audio frames relayed, by direction (uplink: caller to agent).',
+    labelNames: ['direction'],
+    registers: r,
+    collect: flushAudio,
+  });
+  const audioBytes: Counter<'direction'> = new Counter({
+    name: 'callbridge_audio_bytes_total',
+    help: 'Audio bytes relayed, by direction (uplink: caller to agent).',
+    labelNames: ['direction'],
+    registers: r,
+    collect: flushAudio,
+  });
   return {
     registry,
+    audio,
+    audioFrames,
+    audioBytes,
 
     callsActive: new Gauge({
       name: 'callbridge_calls_active',
@@ -60,18 +87,6 @@ export function createMetrics(region: string) {
       name: 'callbridge_carrier_frames_invalid_total',
       help: 'Carrier media frames that could not be read, by reason.',
       labelNames: ['carrier', 'reason'],
-      registers: r,
-    }),
-    audioFrames: new Counter({
-      name: 'callbridge_audio_frames_total',
-      help: 'Audio frames relayed, by direction (uplink: caller to agent).',
-      labelNames: ['direction'],
-      registers: r,
-    }),
-    audioBytes: new Counter({
-      name: 'callbridge_audio_bytes_total',
-      help: 'Audio bytes relayed, by direction (uplink: caller to agent).',
-      labelNames: ['direction'],
       registers: r,
     }),
     audioDropped: new Counter({

@@ -78,3 +78,17 @@ describe('SpeechDetector', () => {
     expect(detector.speaking).toBe(true);
   });
 });
+
+describe('SpeechDetector.pushRms', () => {
+  it('decides exactly as push does on the same frames', () => {
+    const a = new SpeechDetector();
+    const b = new SpeechDetector();
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let n = 0; n < 500; n++) {
+      const loud = Math.floor(n / 25) % 2 === 0;
+      const frame = Int16Array.from({ length: 160 }, () => ((next() % 2000) - 1000) * (loud ? 4 : 0.1));
+      expect(b.pushRms(rmsEnergy(frame))).toBe(a.push(frame));
+    }
+  });
+});

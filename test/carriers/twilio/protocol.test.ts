@@ -350,3 +350,40 @@ describe('twilio serialize', () => {
     expect(stream.clear()).toBe(`{"event":"clear","streamSid":"${STREAM_SID}"}`);
   });
 });
+
+describe('inbound media fast path', () => {
+  // The common media shapes skip JSON.parse; they must read exactly as the general path does.
+  const payload = Buffer.from(Array.from({ length: 160 }, (_, i) => (i * 37) % 256));
+  const b64 = payload.toString('base64');
+  const started = () => {
+    const stream = createTwilioStream();
+    stream.parse(
+      Buffer.from(
+        JSON.stringify({
+          event: 'start',
+          start: {
+            callSid: 'CA1',
+            streamSid: 'MZ1',
+            mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+          },
+        }),
+      ),
+      false,
+    );
+    return stream;
+  };
+
+  it.each([
+    `{"event":"media","sequenceNumber":"4","media":{"track":"inbound","chunk":"2","timestamp":"5","payload":"${b64}"},"streamSid":"MZ1"}`,
+    `{"event":"media","sequenceNumber":"4","streamSid":"MZ1","media":{"track":"inbound","chunk":"2","timestamp":"5","payload":"${b64}"}}`,
+    `{ "event": "media", "media": { "payload": "${b64}" }, "streamSid": "MZ1" }`,
+  ])('reads %s byte-exact', (frame) => {
+    const event = started().parse(Buffer.from(frame), false);
+    expect(event).toEqual({ type: 'audio', payload });
+  });
+
+  it('rejects invalid base64 in a frame of the fast shape', () => {
+    const frame = `{"event":"media","sequenceNumber":"4","media":{"track":"inbound","chunk":"2","timestamp":"5","payload":"QUJD="},"streamSid":"MZ1"}`;
+    expect(() => started().parse(Buffer.from(frame), false)).toThrow(/base64/);
+  });
+});

@@ -1,0 +1,154 @@
+// `callbridge bench`: the load benchmark of shared/BENCH.md. Drives N concurrent simulated calls
+// through callbridge and then, on the same load, through a bare relay, and prints one JSON object
+// (also written to --out). Exit 1 when any call failed or any byte was lost, reordered or damaged,
+// 2 on a usage error.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { AGENT_PREWARM, runTarget, type TargetResult } from './run.js';
+import type { LatencySummary } from './samples.js';
+
+export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [--ramp S] [--out FILE]
+                       [--cpu-prof DIR] [--no-baseline]
+
+  --calls N        concurrent calls (default 100)
+  --duration S     measurement window in seconds, with every call up (default 30)
+  --ramp S         calls start evenly over this many seconds before the window (default calls/100,
+                   at least 1, at most 30)
+  --out FILE       also write the JSON result here
+  --cpu-prof DIR   run the callbridge server under node --cpu-prof, profile written to DIR and its
+                   top self-time functions added to the result
+  --no-baseline    measure callbridge only
+
+Prints one JSON object (see BENCHMARKS.md). Exit status 1 when a call failed or a byte was lost,
+reordered or damaged, in callbridge or in the baseline; 2 on a bad option.
+`;
+
+export interface BenchOptions {
+  calls: number;
+  durationMs: number;
+  rampMs: number;
+  out: string | null;
+  cpuProfDir: string | null;
+  baseline: boolean;
+}
+
+function positiveNumber(name: string, raw: string, integer: boolean, min: number): number {
+  const value = Number(raw);
+  const ok =
+    raw.trim() !== '' && Number.isFinite(value) && value >= min && (!integer || Number.isInteger(value));
+  if (!ok)
+    throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}, got "${raw}"`);
+  return value;
+}
+
+export function parseBenchArgs(args: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args,
+    options: {
+      calls: { type: 'string' },
+      duration: { type: 'string' },
+      ramp: { type: 'string' },
+      out: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      'no-baseline': { type: 'boolean' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const calls = values.calls === undefined ? 100 : positiveNumber('calls', values.calls, true, 1);
+  const durationS =
+    values.duration === undefined ? 30 : positiveNumber('duration', values.duration, false, 1);
+  const rampS =
+    values.ramp === undefined
+      ? Math.min(30, Math.max(1, calls / 100))
+      : positiveNumber('ramp', values.ramp, false, 0);
+  return {
+    calls,
+    durationMs: Math.round(durationS * 1000),
+    rampMs: Math.round(rampS * 1000),
+    out: values.out ?? null,
+    cpuProfDir: values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']),
+    baseline: !values['no-baseline'],
+  };
+}
+
+const ratio = (ours: number | null | undefined, theirs: number | null | undefined) =>
+  ours == null || theirs == null || theirs === 0 ? null : Math.round((ours / theirs) * 100) / 100;
+
+function ratios(ours: TargetResult, base: TargetResult) {
+  const p = (pick: (r: TargetResult) => LatencySummary, key: 'p50' | 'p99') =>
+    ratio(pick(ours)[key], pick(base)[key]);
+  return {
+    uplinkP50: p((r) => r.uplinkLatencyMs, 'p50'),
+    uplinkP99: p((r) => r.uplinkLatencyMs, 'p99'),
+    downlinkP50: p((r) => r.downlinkLatencyMs, 'p50'),
+    downlinkP99: p((r) => r.downlinkLatencyMs, 'p99'),
+    bargeInP50: p((r) => r.bargeInMs, 'p50'),
+    bargeInP99: p((r) => r.bargeInMs, 'p99'),
+    serverCpuPerCall: ratio(ours.serverCpuPerCallPct, base.serverCpuPerCallPct),
+    /** The same with each run's server CPU taken relative to its load generators': steadier. */
+    serverCpuPerLoadCpu: ratio(ours.server.cpuPerLoadCpu, base.server.cpuPerLoadCpu),
+    serverRssPerCall: ratio(ours.serverRssPerCallKB, base.serverRssPerCallKB),
+  };
+}
+
+const clean = (r: TargetResult) =>
+  r.failedCalls === 0 && r.bytesLost + r.bytesReordered + r.bytesCorrupt === 0;
+
+export async function benchCommand(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(BENCH_USAGE);
+    return 0;
+  }
+  let opts: BenchOptions;
+  try {
+    opts = parseBenchArgs(args);
+  } catch (err) {
+    process.stderr.write(`callbridge bench: ${(err as Error).message}\n${BENCH_USAGE}`);
+    return 2;
+  }
+  const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+  const startedAt = new Date();
+  let result: TargetResult;
+  let baseline: TargetResult | null = null;
+  try {
+    result = await runTarget('callbridge', { ...opts, log });
+    if (opts.baseline)
+      baseline = await runTarget('baseline', {
+        ...opts,
+        cpuProfDir: null,
+        log,
+      });
+  } catch (err) {
+    process.stderr.write(`callbridge bench: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const cpu = cpus();
+  const { profile, ...measured } = result;
+  const output = {
+    calls: opts.calls,
+    durationS: opts.durationMs / 1000,
+    rampS: opts.rampMs / 1000,
+    ...measured,
+    baseline: baseline ? { ...baseline, ratios: ratios(result, baseline) } : null,
+    ...(profile ? { profile } : {}),
+    run: {
+      date: startedAt.toISOString(),
+      node: process.version,
+      cores: cpu.length,
+      cpuModel: cpu[0]?.model ?? 'unknown',
+      memoryMB: Math.round(totalmem() / 1024 / 1024),
+      agentPrewarm: AGENT_PREWARM,
+      window: 'latency samples and server CPU count only while every call is up (after ramp + 1 s)',
+    },
+  };
+  const text = `${JSON.stringify(output, null, 2)}\n`;
+  process.stdout.write(text);
+  if (opts.out) {
+    mkdirSync(dirname(opts.out), { recursive: true });
+    writeFileSync(opts.out, text);
+  }
+  return clean(result) && (baseline === null || clean(baseline)) ? 0 : 1;
+}

@@ -1,0 +1,339 @@
+// The bench's phone carrier (its own process): N Twilio calls (PROTOCOLS.md section 2), started
+// evenly over the ramp. Each posts the voice webhook, opens the media stream the TwiML names,
+// sends `start` with the token parameter, then one 160-byte μ-law frame every 20 ms in real time
+// until the plan's hang-up. One drift-free 1 ms clock drives every call; calls are spread over the
+// 20 slots of a frame period, as independent phones would be, rather than all sending at once.
+// Marks are echoed when the audio before them would have played (a clear echoes them at once).
+import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
+import { startFrameClock } from '../sim/carrier/frame-clock.js';
+import { postVoiceWebhook } from '../sim/carrier/voice-webhook.js';
+import {
+  DOWNLINK_MAGIC,
+  FLAG_BURST_START,
+  FRAME_BYTES,
+  frameTemplate,
+  setClockOffsetMs,
+  StreamVerifier,
+  UPLINK_MAGIC,
+  wallNowMs,
+  writeFrame,
+} from './frames.js';
+import { type CarrierCallReport, type CarrierReport, onParentMessage, type Plan, toParent } from './ipc.js';
+import { Samples } from './samples.js';
+
+const FRAME_MS = 20;
+const SLOTS = FRAME_MS;
+const BYTES_PER_MS = 8;
+const WEBHOOK_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** After `stop`, how long the server has to close the stream before the carrier cuts it. */
+const CLOSE_WAIT_MS = 5_000;
+const ACCOUNT_SID = `AC${'0'.repeat(32)}`;
+
+interface PendingMark {
+  name: string;
+  dueMs: number;
+}
+
+interface Call {
+  index: number;
+  callSid: string;
+  streamSid: string;
+  ws: WebSocket | null;
+  template: Buffer;
+  upSeq: number;
+  upSentBytes: number;
+  /** Twilio's per-stream message counter (`sequenceNumber`). */
+  messages: number;
+  streaming: boolean;
+  stopped: boolean;
+  closed: Promise<void>;
+  failure: string | null;
+  verifier: StreamVerifier;
+  clearsAtMs: number[];
+  marksEchoed: number;
+  /** When the audio received so far will have played, on the shared clock. */
+  playoutEndMs: number;
+  marks: PendingMark[];
+  markTimer: NodeJS.Timeout | null;
+}
+
+const downlinkLatency = new Samples();
+const setupMs = new Samples();
+/** Calls whose stream started after the measurement window opened. */
+let lateStarts = 0;
+const frame = Buffer.alloc(FRAME_BYTES);
+// A zero mask: ws then skips masking, which is the load generator's cost, not the server's.
+const zeroMask = (mask: Buffer) => mask.fill(0);
+
+function send(call: Call, message: string): boolean {
+  if (call.ws?.readyState !== WebSocket.OPEN) return false;
+  call.ws.send(message);
+  return true;
+}
+
+function sendFrame(call: Call): void {
+  const sentAtMs = wallNowMs();
+  writeFrame(frame, 0, call.template, UPLINK_MAGIC, call.index, call.upSeq, sentAtMs, 0);
+  const sent = send(
+    call,
+    `{"event":"media","sequenceNumber":"${++call.messages}","streamSid":"${call.streamSid}","media":{"track":"inbound","chunk":"${call.upSeq + 1}","timestamp":"${call.upSeq * FRAME_MS}","payload":"${frame.toString('base64')}"}}`,
+  );
+  // Only what left counts as sent: a stream the server closed early is a failure, not lost bytes.
+  if (!sent) return;
+  call.upSeq++;
+  call.upSentBytes += FRAME_BYTES;
+}
+
+function echoMarks(call: Call, nowMs: number): void {
+  if (call.markTimer) clearTimeout(call.markTimer);
+  call.markTimer = null;
+  while (call.marks.length > 0 && call.marks[0]!.dueMs <= nowMs) {
+    const mark = call.marks.shift()!;
+    call.marksEchoed++;
+    send(
+      call,
+      `{"event":"mark","sequenceNumber":"${++call.messages}","streamSid":"${call.streamSid}","mark":{"name":${JSON.stringify(mark.name)}}}`,
+    );
+  }
+  const next = call.marks[0];
+  if (next) {
+    call.markTimer = setTimeout(() => echoMarks(call, wallNowMs()), Math.max(1, next.dueMs - nowMs));
+  }
+}
+
+function onServerFrame(call: Call, data: Buffer, plan: Plan): void {
+  const nowMs = wallNowMs();
+  let message: {
+    event?: unknown;
+    media?: { payload?: unknown };
+    mark?: { name?: unknown };
+  };
+  try {
+    message = JSON.parse(data.toString('utf8'));
+  } catch {
+    call.failure ??= 'server sent a frame that is not JSON';
+    return;
+  }
+  switch (message.event) {
+    case 'media': {
+      const payload = message.media?.payload;
+      if (typeof payload !== 'string') {
+        call.failure ??= 'server sent media without a payload';
+        return;
+      }
+      const audio = Buffer.from(payload, 'base64');
+      call.verifier.push(audio, (_seq, sentAtMs, flags) => {
+        if (flags & FLAG_BURST_START && sentAtMs >= plan.windowStartMs && sentAtMs < plan.windowEndMs) {
+          downlinkLatency.push(nowMs - sentAtMs);
+        }
+      });
+      call.playoutEndMs = Math.max(call.playoutEndMs, nowMs) + audio.length / BYTES_PER_MS;
+      return;
+    }
+    case 'mark': {
+      const name = message.mark?.name;
+      if (typeof name !== 'string') return;
+      call.marks.push({ name, dueMs: Math.max(nowMs, call.playoutEndMs) });
+      if (!call.markTimer) echoMarks(call, nowMs);
+      return;
+    }
+    case 'clear':
+      call.clearsAtMs.push(nowMs);
+      call.playoutEndMs = nowMs;
+      for (const mark of call.marks) mark.dueMs = nowMs;
+      echoMarks(call, nowMs);
+      return;
+    default:
+      return;
+  }
+}
+
+function openStream(url: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, {
+      perMessageDeflate: false,
+      generateMask: zeroMask,
+    });
+    const timer = setTimeout(() => {
+      ws.terminate();
+      reject(new Error('media stream did not open in time'));
+    }, CONNECT_TIMEOUT_MS);
+    ws.once('open', () => {
+      clearTimeout(timer);
+      resolve(ws);
+    });
+    ws.once('unexpected-response', (_req, res) => {
+      clearTimeout(timer);
+      res.resume();
+      ws.terminate();
+      reject(new Error(`media stream refused with HTTP ${res.statusCode}`));
+    });
+    ws.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
+async function placeCall(call: Call, serverUrl: string, plan: Plan, slots: Call[][]): Promise<void> {
+  const startedMs = wallNowMs();
+  const answer = await postVoiceWebhook({
+    url: `${serverUrl}/carriers/twilio/voice`,
+    callSid: call.callSid,
+    accountSid: ACCOUNT_SID,
+    from: '+15550100',
+    to: '+15550199',
+    timeoutMs: WEBHOOK_TIMEOUT_MS,
+  });
+  if (!answer.ok) throw new Error(answer.error);
+  if (answer.answer.kind !== 'stream') throw new Error(`call declined: ${answer.answer.reason}`);
+  const { url, parameters } = answer.answer;
+  const ws = await openStream(url);
+  call.ws = ws;
+  let closed!: () => void;
+  call.closed = new Promise((resolve) => {
+    closed = resolve;
+  });
+  ws.on('message', (data: Buffer) => onServerFrame(call, data, plan));
+  ws.on('error', (err) => {
+    call.failure ??= `media stream error: ${err.message}`;
+  });
+  ws.on('close', (code) => {
+    if (!call.stopped) call.failure ??= `server closed the media stream early (${code})`;
+    call.streaming = false;
+    if (call.markTimer) clearTimeout(call.markTimer);
+    closed();
+  });
+  send(call, JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
+  send(
+    call,
+    JSON.stringify({
+      event: 'start',
+      sequenceNumber: String(++call.messages),
+      streamSid: call.streamSid,
+      start: {
+        accountSid: ACCOUNT_SID,
+        streamSid: call.streamSid,
+        callSid: call.callSid,
+        tracks: ['inbound'],
+        mediaFormat: {
+          encoding: 'audio/x-mulaw',
+          sampleRate: 8000,
+          channels: 1,
+        },
+        customParameters: { ...parameters },
+      },
+    }),
+  );
+  setupMs.push(wallNowMs() - startedMs);
+  if (wallNowMs() > plan.windowStartMs) lateStarts++;
+  if (call.stopped) {
+    call.failure ??= 'the call was set up only after the hang-up time';
+    ws.terminate();
+    return;
+  }
+  call.streaming = true;
+  slots[call.index % SLOTS]!.push(call);
+}
+
+function hangUp(call: Call): void {
+  call.stopped = true;
+  call.streaming = false;
+  const ws = call.ws;
+  if (!ws || ws.readyState !== WebSocket.OPEN) return;
+  send(
+    call,
+    JSON.stringify({
+      event: 'stop',
+      sequenceNumber: String(++call.messages),
+      streamSid: call.streamSid,
+      stop: { accountSid: ACCOUNT_SID, callSid: call.callSid },
+    }),
+  );
+  setTimeout(() => {
+    if (ws.readyState === WebSocket.CLOSED) return;
+    // Frames the server has not read by now are dropped with the socket: the call failed.
+    call.failure ??= `the server did not end the stream within ${CLOSE_WAIT_MS / 1000} s of stop`;
+    ws.terminate();
+  }, CLOSE_WAIT_MS).unref();
+}
+
+const sleepUntil = (wallMs: number) =>
+  new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, wallMs - wallNowMs())));
+
+async function run(serverUrl: string, plan: Plan): Promise<CarrierReport> {
+  const calls: Call[] = [];
+  for (let index = 0; index < plan.calls; index++) {
+    calls.push({
+      index,
+      // The call index leads the CallSid so a server log line names the bench call.
+      callSid: `CA${index.toString(16).padStart(8, '0')}${randomBytes(12).toString('hex')}`,
+      streamSid: `MZ${randomBytes(16).toString('hex')}`,
+      ws: null,
+      template: frameTemplate(index),
+      upSeq: 0,
+      upSentBytes: 0,
+      messages: 0,
+      streaming: false,
+      stopped: false,
+      closed: Promise.resolve(),
+      failure: null,
+      verifier: new StreamVerifier(DOWNLINK_MAGIC, index),
+      clearsAtMs: [],
+      marksEchoed: 0,
+      playoutEndMs: 0,
+      marks: [],
+      markTimer: null,
+    });
+  }
+  const slots: Call[][] = Array.from({ length: SLOTS }, () => []);
+  const clock = startFrameClock(1, (tick) => {
+    for (const call of slots[tick % SLOTS]!) if (call.streaming) sendFrame(call);
+  });
+  const placed = calls.map(async (call) => {
+    await sleepUntil(plan.startAtMs + (call.index * plan.rampMs) / plan.calls);
+    try {
+      await placeCall(call, serverUrl, plan, slots);
+    } catch (err) {
+      call.failure ??= (err as Error).message;
+    }
+  });
+  await sleepUntil(plan.stopAtMs);
+  clock.stop();
+  for (const call of calls) hangUp(call);
+  await Promise.all(placed);
+  await Promise.all(calls.map((call) => call.closed));
+
+  const perCall: CarrierCallReport[] = calls.map((call) => ({
+    call: call.index,
+    failure: call.failure,
+    upSentBytes: call.upSentBytes,
+    downInOrderBytes: call.verifier.tally.inOrderBytes,
+    downReorderedBytes: call.verifier.tally.reorderedBytes,
+    downDuplicateBytes: call.verifier.tally.duplicateBytes,
+    downCorruptBytes: call.verifier.tally.corruptBytes,
+    downPendingBytes: call.verifier.pendingBytes,
+    clearsAtMs: call.clearsAtMs,
+    marksEchoed: call.marksEchoed,
+  }));
+  return {
+    kind: 'carrier',
+    calls: perCall,
+    downlinkLatencyMs: downlinkLatency.summary(),
+    setupMs: setupMs.summary(),
+    lateStarts,
+  };
+}
+
+onParentMessage((message) => {
+  if (message.type === 'run') {
+    setClockOffsetMs(message.clockOffsetMs);
+    run(message.serverUrl, message.plan).then(
+      (report) => toParent({ type: 'report', report }),
+      (err: Error) => toParent({ type: 'error', message: err.stack ?? err.message }),
+    );
+  }
+});
+toParent({ type: 'ready', port: 0 });

@@ -1,0 +1,124 @@
+// `callbridge bench` runs end to end through its real processes (server, load agent, load carrier,
+// baseline relay) and reports every field BENCH.md lists, with every call completed and every byte
+// delivered intact and in order. No timing thresholds: the machines CI runs on vary too much.
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = join(ROOT, 'bin', 'callbridge.js');
+
+/** Builds dist/ when a source file is newer than its output, as `npm test` does before the suite. */
+function buildIfStale(): void {
+  const sources = readdirSync(join(ROOT, 'src'), {
+    recursive: true,
+    encoding: 'utf8',
+  });
+  const stale = sources.some((file) => {
+    if (!file.endsWith('.ts')) return false;
+    const built = statSync(join(ROOT, 'dist', file.replace(/\.ts$/, '.js')), {
+      throwIfNoEntry: false,
+    });
+    return built === undefined || built.mtimeMs < statSync(join(ROOT, 'src', file)).mtimeMs;
+  });
+  if (!stale) return;
+  const build = spawnSync('npm', ['run', 'build'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  // tsc emits despite type errors; those are the type-check's to report.
+  if (build.status !== 0 && !existsSync(join(ROOT, 'dist', 'bench', 'command.js'))) {
+    throw new Error(`npm run build failed:\n${build.stdout}`);
+  }
+}
+
+async function cli(args: string[], timeoutMs: number) {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => {
+    stdout += text;
+  });
+  child.stderr.setEncoding('utf8').on('data', (text: string) => {
+    stderr += text;
+  });
+  // SIGTERM lets the bench kill its own processes before it goes.
+  const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
+  const [code] = (await once(child, 'close')) as [number | null];
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+const latency = {
+  count: expect.any(Number),
+  p50: expect.any(Number),
+  p99: expect.any(Number),
+  max: expect.any(Number),
+};
+
+const figures = {
+  completedCalls: 5,
+  failedCalls: 0,
+  failures: {},
+  uplinkLatencyMs: latency,
+  downlinkLatencyMs: latency,
+  bargeInMs: expect.objectContaining({ count: expect.any(Number) }),
+  bytesLost: 0,
+  bytesReordered: 0,
+  bytesCorrupt: 0,
+  serverCpuPerCallPct: expect.any(Number),
+  serverRssPerCallKB: expect.any(Number),
+};
+
+describe('callbridge bench', () => {
+  let dir: string;
+  beforeAll(() => {
+    buildIfStale();
+    dir = mkdtempSync(join(tmpdir(), 'callbridge-bench-test-'));
+  }, 120_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs a tiny load through callbridge and the baseline and reports it as one JSON object', async () => {
+    const out = join(dir, 'bench.json');
+    const run = await cli(['bench', '--calls', '5', '--duration', '3', '--ramp', '1', '--out', out], 110_000);
+    expect(run.code, run.stderr).toBe(0);
+    const result = JSON.parse(readFileSync(out, 'utf8'));
+    expect(JSON.parse(run.stdout)).toEqual(result);
+    expect(result).toMatchObject({ calls: 5, durationS: 3, ...figures });
+    expect(result.baseline).toMatchObject({
+      ...figures,
+      ratios: expect.objectContaining({
+        uplinkP99: expect.any(Number),
+        downlinkP99: expect.any(Number),
+        serverCpuPerCall: expect.any(Number),
+        serverCpuPerLoadCpu: expect.any(Number),
+      }),
+    });
+    for (const side of [result, result.baseline]) {
+      const { traffic } = side;
+      expect(traffic.uplinkSentBytes).toBeGreaterThan(0);
+      expect(traffic.uplinkReceivedBytes).toBe(traffic.uplinkSentBytes);
+      expect(traffic.downlinkSentBytes).toBeGreaterThan(0);
+      expect(traffic.downlinkReceivedBytes).toBe(traffic.downlinkSentBytes);
+      // Every barge-in was answered with exactly one clear.
+      expect(traffic.bargeIns).toBeGreaterThan(0);
+      expect(traffic.clears).toBe(traffic.bargeIns);
+    }
+    // callbridge marks its replies and the carrier echoes them; the bare relay has no marks.
+    expect(result.traffic.marksEchoed).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('refuses a bad option with exit code 2 and the usage', async () => {
+    const run = await cli(['bench', '--calls', '0'], 10_000);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--calls must be an integer >= 1');
+    expect(run.stderr).toContain('usage: callbridge bench');
+  });
+});
