@@ -1,40 +1,16 @@
 // `callbridge bench` runs end to end through its real processes (server, load agent, load carrier,
 // baseline relay) and reports every field BENCH.md lists, with every call completed and every byte
 // delivered intact and in order. No timing thresholds: the machines CI runs on vary too much.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildIfStale, ROOT } from '../helpers/build.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'callbridge.js');
 
-/** Builds dist/ when a source file is newer than its output, as `npm test` does before the suite. */
-function buildIfStale(): void {
-  const sources = readdirSync(join(ROOT, 'src'), {
-    recursive: true,
-    encoding: 'utf8',
-  });
-  const stale = sources.some((file) => {
-    if (!file.endsWith('.ts')) return false;
-    const built = statSync(join(ROOT, 'dist', file.replace(/\.ts$/, '.js')), {
-      throwIfNoEntry: false,
-    });
-    return built === undefined || built.mtimeMs < statSync(join(ROOT, 'src', file)).mtimeMs;
-  });
-  if (!stale) return;
-  const build = spawnSync('npm', ['run', 'build'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  // tsc emits despite type errors; those are the type-check's to report.
-  if (build.status !== 0 && !existsSync(join(ROOT, 'dist', 'bench', 'command.js'))) {
-    throw new Error(`npm run build failed:\n${build.stdout}`);
-  }
-}
 
 async function cli(args: string[], timeoutMs: number) {
   const child = spawn(process.execPath, [CLI, ...args], {
