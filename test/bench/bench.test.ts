@@ -11,7 +11,6 @@ import { buildIfStale, ROOT } from '../helpers/build.js';
 
 const CLI = join(ROOT, 'bin', 'callbridge.js');
 
-
 async function cli(args: string[], timeoutMs: number) {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: ROOT,
