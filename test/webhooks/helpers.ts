@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { afterEach, beforeEach } from 'vitest';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
@@ -211,4 +212,22 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 15));
   }
+}
+
+/**
+ * A gateway app and the fake operator gateway it forwards to, fresh for each test of the enclosing
+ * describe; `use` receives both once they are up.
+ */
+export function useGatewayWithOperator(use: (gw: GatewayApp, operator: FakeOperatorGateway) => void): void {
+  let gw: GatewayApp;
+  let operator: FakeOperatorGateway;
+  beforeEach(async () => {
+    operator = await startFakeOperatorGateway();
+    gw = await startGatewayApp({ env: { OPERATOR_GATEWAY_URL: operator.url } });
+    use(gw, operator);
+  });
+  afterEach(async () => {
+    await gw.close();
+    await operator.close();
+  });
 }

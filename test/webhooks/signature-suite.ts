@@ -2,14 +2,8 @@
 // provider's test file against a real app: valid, rotated secret, missing, malformed, wrong
 // encoding, wrong secret, one byte altered, the raw bytes (not a re-serialization) verified, and an
 // expired timestamp where the provider has one.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type FakeOperatorGateway,
-  type GatewayApp,
-  metricValue,
-  startFakeOperatorGateway,
-  startGatewayApp,
-} from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { type FakeOperatorGateway, type GatewayApp, metricValue, useGatewayWithOperator } from './helpers.js';
 
 export type Headers = Record<string, string>;
 
@@ -68,13 +62,9 @@ export function signatureSuite(c: ProviderCase): void {
     let gw: GatewayApp;
     let operator: FakeOperatorGateway;
 
-    beforeEach(async () => {
-      operator = await startFakeOperatorGateway();
-      gw = await startGatewayApp({ env: { OPERATOR_GATEWAY_URL: operator.url } });
-    });
-    afterEach(async () => {
-      await gw.close();
-      await operator.close();
+    useGatewayWithOperator((g, o) => {
+      gw = g;
+      operator = o;
     });
 
     async function expectRejected(headers: Headers, status: number, code: string, body = c.body) {

@@ -1,14 +1,13 @@
 // `code`: `sha256=` + hex HMAC-SHA256 of the raw body in x-hub-signature-256 (gateway spec 5;
 // PROTOCOLS 4). Signed with @octokit/webhooks-methods, independently of the project's code.
 import { sign as octokitSign } from '@octokit/webhooks-methods';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type FakeOperatorGateway,
   type GatewayApp,
   hmacOf,
   SECRETS,
-  startFakeOperatorGateway,
-  startGatewayApp,
+  useGatewayWithOperator,
 } from '../helpers.js';
 import { oddJson, signatureSuite } from '../signature-suite.js';
 
@@ -37,13 +36,9 @@ signatureSuite({
 describe('code: events', () => {
   let gw: GatewayApp;
   let operator: FakeOperatorGateway;
-  beforeEach(async () => {
-    operator = await startFakeOperatorGateway();
-    gw = await startGatewayApp({ env: { OPERATOR_GATEWAY_URL: operator.url } });
-  });
-  afterEach(async () => {
-    await gw.close();
-    await operator.close();
+  useGatewayWithOperator((g, o) => {
+    gw = g;
+    operator = o;
   });
 
   async function send(event: string, body: string, delivery: string, aliases = false) {

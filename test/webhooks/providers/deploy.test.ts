@@ -1,13 +1,6 @@
 // `deploy`: hex HMAC-SHA1 of the raw body in x-deploy-signature (gateway spec 5; PROTOCOLS 4).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type FakeOperatorGateway,
-  type GatewayApp,
-  hmacOf,
-  SECRETS,
-  startFakeOperatorGateway,
-  startGatewayApp,
-} from '../helpers.js';
+import { describe, expect, it } from 'vitest';
+import { type GatewayApp, hmacOf, SECRETS, useGatewayWithOperator } from '../helpers.js';
 import { oddJson, signatureSuite } from '../signature-suite.js';
 
 const sign = (body: string, secret: string) => ({
@@ -31,14 +24,8 @@ signatureSuite({
 
 describe('deploy: events', () => {
   let gw: GatewayApp;
-  let operator: FakeOperatorGateway;
-  beforeEach(async () => {
-    operator = await startFakeOperatorGateway();
-    gw = await startGatewayApp({ env: { OPERATOR_GATEWAY_URL: operator.url } });
-  });
-  afterEach(async () => {
-    await gw.close();
-    await operator.close();
+  useGatewayWithOperator((g) => {
+    gw = g;
   });
 
   it.each(['succeeded', 'error', 'created', 'canceled'])(

@@ -1,14 +1,13 @@
 // `inbox`: the application webhook (base64 HMAC-SHA256 of `<ms timestamp>:<raw body>`, 5 minutes)
 // and the rules webhook (base64 HMAC-SHA1 of the body's compact JSON, its own secret), told apart
 // by x-inbox-request-timestamp; the validation challenge (gateway spec 4, 5; PROTOCOLS 4).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type FakeOperatorGateway,
   type GatewayApp,
   hmacOf,
   SECRETS,
-  startFakeOperatorGateway,
-  startGatewayApp,
+  useGatewayWithOperator,
 } from '../helpers.js';
 import { oddJson, signatureSuite } from '../signature-suite.js';
 
@@ -57,13 +56,9 @@ signatureSuite({
 describe('inbox', () => {
   let gw: GatewayApp;
   let operator: FakeOperatorGateway;
-  beforeEach(async () => {
-    operator = await startFakeOperatorGateway();
-    gw = await startGatewayApp({ env: { OPERATOR_GATEWAY_URL: operator.url } });
-  });
-  afterEach(async () => {
-    await gw.close();
-    await operator.close();
+  useGatewayWithOperator((g, o) => {
+    gw = g;
+    operator = o;
   });
 
   const post = (body: string, headers: Record<string, string>) =>

@@ -1,12 +1,11 @@
 // `tasks`: base64 HMAC-SHA256 of the raw body in x-tasks-hmac-sha256 (gateway spec 5; PROTOCOLS 4).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type FakeOperatorGateway,
   type GatewayApp,
   hmacOf,
   SECRETS,
-  startFakeOperatorGateway,
-  startGatewayApp,
+  useGatewayWithOperator,
 } from '../helpers.js';
 import { oddJson, signatureSuite } from '../signature-suite.js';
 
@@ -35,13 +34,9 @@ signatureSuite({
 describe('tasks: events', () => {
   let gw: GatewayApp;
   let operator: FakeOperatorGateway;
-  beforeEach(async () => {
-    operator = await startFakeOperatorGateway();
-    gw = await startGatewayApp({ env: { OPERATOR_GATEWAY_URL: operator.url } });
-  });
-  afterEach(async () => {
-    await gw.close();
-    await operator.close();
+  useGatewayWithOperator((g, o) => {
+    gw = g;
+    operator = o;
   });
 
   it.each([
