@@ -466,7 +466,7 @@ export class CallSession implements AgentHandlers {
     if (this.deps.fallbackAudio && !this.isEnding) {
       this.muted = false;
       this.sendToCaller(this.deps.fallbackAudio);
-      await this.heard.waitForMark(this.markNow(), this.playoutLeftMs() + 3_000);
+      await this.heard.waitForMark(this.markNow(), this.playout.remainingMs() + 3_000);
     }
     this.end(why);
   }
@@ -561,7 +561,7 @@ export class CallSession implements AgentHandlers {
     if (this.replying) await this.waitForReply('done', capMs);
     if (this.isEnding) return;
     const left = Math.max(0, deadline - performance.now());
-    await this.heard.waitForMark(this.markNow(), Math.min(left, this.playoutLeftMs() + 5_000));
+    await this.heard.waitForMark(this.markNow(), Math.min(left, this.playout.remainingMs() + 5_000));
   }
 
   /** Sends a mark after everything queued so far; its echo means all of it has played. */
@@ -571,10 +571,6 @@ export class CallSession implements AgentHandlers {
     const name = this.heard.endMark();
     this.leg.mark(name);
     return name;
-  }
-
-  private playoutLeftMs(): number {
-    return this.playout.remainingMs();
   }
 
   private waitForReply(event: 'started' | 'done', timeoutMs: number): Promise<boolean> {
