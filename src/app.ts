@@ -89,13 +89,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     draining: false,
   };
   metrics.admissionLimit.set(config.maxCalls);
-  // Every agent 429 lowers the admitted concurrency for a while (capacity guard).
+  // Every agent 429, whoever dialed, is counted and lowers the admitted concurrency for a while.
   const dial: AgentDialer = async (settings, logger) => {
     try {
       return await deps.dial(settings, logger);
     } catch (err) {
-      if (err instanceof AgentConnectError && err.status === 429)
+      if (err instanceof AgentConnectError && err.status === 429) {
+        metrics.agentRefused.inc();
         state.admission.refused(state.registry.size);
+      }
       throw err;
     }
   };

@@ -408,7 +408,6 @@ export class CallSession implements AgentHandlers {
         return await this.deps.dial(this.settingsFor(history), this.logger);
       } catch (err) {
         const refused = err instanceof AgentConnectError && err.status === 429;
-        if (refused) this.deps.metrics.agentRefused.inc();
         const delay = Math.min(1000, 100 * 2 ** attempt) * (0.5 + Math.random());
         if (!refused || this.isEnding || performance.now() + delay > deadline) throw err;
         await sleep(delay);
