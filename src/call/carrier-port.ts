@@ -1,0 +1,117 @@
+// What the call core needs from a phone carrier, and what it offers a carrier's webhook routes.
+// The core declares these; each carriers/<name> implements CarrierAdapter and app.ts plugs the
+// adapters in, so nothing in src/call imports a carrier (docs/architecture.md).
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { MediaFormat } from '../audio/format.js';
+
+/** A carrier's media frames, read into the same small set of events for every carrier. */
+export type LegEvent =
+  | {
+      type: 'start';
+      /** The carrier's id of the call (Twilio CallSid, Telnyx call_control_id, Plivo CallUUID, …). */
+      callSid: string;
+      /** The carrier's id of the media stream (the call id again where it has none). */
+      streamSid: string;
+      mediaFormat: MediaFormat;
+      /** The stream token, where the carrier carries it in-band; otherwise the media URL's path holds it. */
+      token?: string;
+      /** Per-call values the carrier passed back (custom parameters, extra headers), for logs. */
+      parameters: Record<string, string>;
+    }
+  /** Caller audio in the stream's media format. */
+  | { type: 'audio'; payload: Buffer }
+  | { type: 'dtmf'; digit: string }
+  /** A mark (checkpoint, notify) sent earlier was reached: the audio before it played, or a clear flushed it. */
+  | { type: 'mark'; name: string }
+  /** The carrier confirmed a clear (Plivo `clearedAudio`, Vonage `websocket:cleared`). */
+  | { type: 'cleared' }
+  | { type: 'stop' }
+  /** A well-formed frame that carries nothing for the call (Twilio `connected`, say). */
+  | { type: 'ignored'; event: string };
+
+/** A frame ready for `ws.send`: text for JSON protocols, binary for raw-audio ones. */
+export type WireFrame = string | Buffer;
+
+/** One media connection's codec: pure parse and serialize, no sockets. */
+export interface LegCodec {
+  /**
+   * One frame off the socket. Returns one event, or several (a codec that reorders frames releases
+   * the ones it held), or none. Throws CarrierFrameError on a frame it cannot read; never echoes
+   * frame content in the message.
+   */
+  parse(data: Buffer, isBinary: boolean): LegEvent | readonly LegEvent[];
+  /** Caller-bound audio in the stream's format, already cut to the carrier's DownlinkRules. */
+  audio(payload: Buffer): WireFrame;
+  clear(): WireFrame;
+  mark(name: string): WireFrame;
+}
+
+/** How a carrier wants audio sent to it; the core's downlink applies them. */
+export interface DownlinkRules {
+  /** Audio goes out in whole multiples of this many bytes (20 ms of the format for most carriers). */
+  frameBytes: number;
+  /** Largest audio payload in one message; unset: no limit (Vonage: exactly one frame). */
+  maxMessageBytes?: number;
+  /** Smallest audio payload in one message; a shorter last chunk is padded with silence (Exotel). */
+  minMessageBytes?: number;
+  /** Release audio (and the marks after it) no more than this far ahead of real time (Vonage). */
+  paceAheadMs?: number;
+}
+
+/** A carrier's call-control API (REST), where credentials allow it. */
+export interface CarrierControl {
+  hangup(callSid: string): Promise<void>;
+  /** Moves the live call to `target` (E.164 or `sip:`); the media stream then ends. */
+  transfer(callSid: string, target: string): Promise<void>;
+}
+
+export type Admission = 'admitted' | 'draining' | 'at_capacity';
+
+/** A call announced by a carrier webhook, before its media stream arrives. */
+export interface CallAnnouncement {
+  carrier: string;
+  callSid: string;
+  from: string;
+  to: string;
+  direction: 'inbound' | 'outbound';
+  /** The format the stream will bring: the pre-warmed agent is dialed for it. */
+  mediaFormat: MediaFormat;
+  /** Opaque outbound context (campaign, contact, variables), carried to the call by its token. */
+  context?: string;
+}
+
+export interface PreparedCall {
+  /** Single-use stream token, bound to the call. */
+  token: string;
+  /** Absolute ws(s) URL of the media stream: `/media/<carrier>/<instance>/<token>`. */
+  mediaUrl: string;
+  /** Bearer token of the call's observer feed (`GET /calls/:callSid/events`). */
+  observerToken: string;
+  /** The agent profile the called number routes to. */
+  profile: string;
+}
+
+/** What the core offers a carrier's webhook routes. */
+export interface CallIntake {
+  /** Whether a new call may be taken now; declined calls never cost an agent session. */
+  admit(carrier: string): Admission;
+  /** Issues the stream token, routes the profile and pre-warms the agent. */
+  prepare(call: CallAnnouncement): PreparedCall;
+  /** What a declined caller hears, and where they may be sent instead. */
+  readonly decline: { message: string; redirectUrl: string | null };
+  /** Counts a webhook or upgrade refused before any call existed (bad signature, malformed). */
+  refused(carrier: string, reason: string): void;
+}
+
+export interface CarrierAdapter {
+  readonly name: string;
+  /** Whether the carrier's requests are verified (its credentials are set). */
+  readonly verified: boolean;
+  createCodec(): LegCodec;
+  downlink(format: MediaFormat): DownlinkRules;
+  /** Checks the media upgrade request (a signature, Basic auth); throws a typed error to refuse it. */
+  verifyUpgrade?(req: FastifyRequest): void;
+  control: CarrierControl | null;
+  /** The carrier's webhook routes (`/carriers/<name>/…`); the core registers `/media/<name>…`. */
+  routes(intake: CallIntake): FastifyPluginAsync;
+}
