@@ -1,0 +1,68 @@
+// How the simulated carrier plays one real carrier: its webhooks (signed as that carrier signs them
+// when credentials are given), the answer it reads, and its media framing. The phone itself (caller
+// audio in real time, a speaker that plays and echoes marks, clear, hang-up) is the same for every
+// carrier and works in μ-law 8 kHz; a dialect converts to and from the carrier's wire format.
+import type { MediaFormat } from '../../audio/format.js';
+import type { WireFrame } from '../../call/carrier-port.js';
+
+export interface SimCallSpec {
+  /** Base URL of the callbridge server, no trailing slash. */
+  server: string;
+  from: string;
+  to: string;
+  /** The environment: a dialect signs its requests when its carrier's credentials are in it. */
+  env: Record<string, string | undefined>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** What the server sent on the media socket, as the phone acts on it. */
+export type SimServerEvent =
+  /** Agent audio converted to μ-law 8 kHz for the phone's speaker. */
+  | { type: 'audio'; mulaw: Buffer }
+  /** A mark (checkpoint, notify) to echo once the audio queued before it has played. */
+  | { type: 'mark'; name: string }
+  | { type: 'clear' }
+  /** Something the real carrier would reject or ignore; printed once. */
+  | { type: 'warning'; message: string };
+
+/** One call's media stream, as the carrier runs it. */
+export interface SimStream {
+  /** The socket to open and the upgrade headers the carrier sends (signature, Basic auth). */
+  url: string;
+  headers: Record<string, string>;
+  /** The format on the wire. */
+  format: MediaFormat;
+  /** The carrier's ids for this call, as its frames name them. */
+  callSid: string;
+  streamSid: string;
+  /** Frames the carrier sends once the socket is open (`connected`, `start`, …). */
+  opening(): WireFrame[];
+  /** One 20 ms frame of caller audio (160 bytes μ-law 8 kHz) → the frames the carrier sends for it (none while it batches). */
+  callerAudio(mulaw: Buffer): WireFrame[];
+  dtmf(digit: string): WireFrame;
+  /** The server's frame → what the phone does with it. */
+  serverFrame(data: Buffer, isBinary: boolean): SimServerEvent[];
+  /** The echo of a mark once the audio before it has played (or was flushed by a clear). */
+  markPlayed(name: string): WireFrame;
+  /** The carrier's confirmation of a clear, where it sends one. */
+  cleared(): WireFrame | null;
+  /** The carrier's last frame when the caller hangs up, where it sends one before closing. */
+  stop(): WireFrame | null;
+  /** After the stream ends: the carrier's hang-up webhook, where it posts one. */
+  afterHangup?(): Promise<void>;
+}
+
+export type SimAnswer =
+  | { kind: 'stream'; stream: SimStream; observerToken?: string; warnings: string[] }
+  /** The server declined the call (draining, at capacity): what the caller heard. */
+  | { kind: 'declined'; reason: string; say?: string }
+  | { kind: 'failed'; error: string };
+
+export interface SimDialect {
+  readonly name: string;
+  /** Whether requests will be signed with `env`, for the one-line call summary. */
+  describeSigning(env: Record<string, string | undefined>): string;
+  /** Announces the call as the carrier does and reads the server's answer. */
+  announce(call: SimCallSpec): Promise<SimAnswer>;
+}
