@@ -6,7 +6,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const SCANNED = ['src', 'test', 'scripts', 'docs'];
+const SCANNED = ['src', 'test', 'scripts', 'docs', 'README.md', 'BENCHMARKS.md'];
 const TEXT_FILE = /\.(ts|js|mjs|cjs|md|json|ya?ml)$/;
 
 /** `4`, `4.1`; several joined by commas, "and" or "to". */
@@ -24,6 +24,7 @@ const PAGE_LINK = new RegExp(
 
 function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
+  if (!statSync(dir).isDirectory()) return [dir];
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return filesUnder(path);
