@@ -243,7 +243,8 @@ export class Downlink {
     const deadline = this.#clock.now() + capMs;
     if (this.#state === 'replying') await this.waitForReply('done', capMs);
     if (this.#state === 'closed') return;
-    const left = Math.max(0, deadline - this.#clock.now());
+    const left = deadline - this.#clock.now();
+    if (left <= 0) return;
     await this.untilHeard(Math.min(left, this.pendingMs() + 5_000));
   }
 
