@@ -26,7 +26,10 @@ import {
 
 const settingsFor = (history: HistoryMessage[]): SettingsMessage => ({
   type: 'Settings',
-  audio: { input: { encoding: 'mulaw', sample_rate: 8000 }, output: { encoding: 'mulaw', sample_rate: 8000 } },
+  audio: {
+    input: { encoding: 'mulaw', sample_rate: 8000 },
+    output: { encoding: 'mulaw', sample_rate: 8000 },
+  },
   agent: history.length > 0 ? { context: { messages: history } } : { greeting: 'Hello!' },
 });
 
@@ -109,7 +112,12 @@ describe('the one queue for what waits for the agent', () => {
     expect(l.queued.audioBytes).toBe(480);
     expect(await count(metrics.audioDropped, { buffer: 'agent_queue' })).toBe(2);
     dialer.last().ready();
-    expect(dialer.last().receivedAudio().equals(Buffer.concat(frames.slice(2)))).toBe(true);
+    expect(
+      dialer
+        .last()
+        .receivedAudio()
+        .equals(Buffer.concat(frames.slice(2))),
+    ).toBe(true);
   });
 
   it('drops the oldest message past its bound and counts it, keeping the newest', async () => {
@@ -119,7 +127,10 @@ describe('the one queue for what waits for the agent', () => {
     expect(l.queued.messages).toBe(MAX_QUEUED_MESSAGES);
     expect(await count(metrics.agentMessagesDropped)).toBe(3);
     dialer.last().ready();
-    const sent = dialer.last().messages().map((m) => m.content);
+    const sent = dialer
+      .last()
+      .messages()
+      .map((m) => m.content);
     expect(sent[0]).toBe('m3');
     expect(sent.at(-1)).toBe(`m${MAX_QUEUED_MESSAGES + 2}`);
   });

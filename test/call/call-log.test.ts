@@ -99,7 +99,13 @@ describe('CallLog', () => {
     for (const reason of ['agent_closed', 'agent_error', 'agent_unreachable', 'agent_refused'] as const) {
       expect(log.record(reason, [], false).outcome).toBe('failed');
     }
-    for (const reason of ['caller_hangup', 'transferred', 'silence_timeout', 'max_duration', 'shutdown'] as const) {
+    for (const reason of [
+      'caller_hangup',
+      'transferred',
+      'silence_timeout',
+      'max_duration',
+      'shutdown',
+    ] as const) {
       expect(log.record(reason, [], false).outcome).toBe('completed');
     }
   });

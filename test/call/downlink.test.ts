@@ -215,7 +215,9 @@ describe('states', () => {
   it('refuses rules no carrier could mean', () => {
     expect(() => downlink({ frameBytes: 0 })).toThrow(RangeError);
     expect(() => downlink({ frameBytes: 160, maxMessageBytes: 100 })).toThrow(RangeError);
-    expect(() => downlink({ frameBytes: 320, minMessageBytes: 3200, maxMessageBytes: 3000 })).toThrow(RangeError);
+    expect(() => downlink({ frameBytes: 320, minMessageBytes: 3200, maxMessageBytes: 3000 })).toThrow(
+      RangeError,
+    );
     expect(() => downlink({ frameBytes: 160, paceAheadMs: 0 })).toThrow(RangeError);
   });
 });

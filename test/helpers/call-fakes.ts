@@ -7,7 +7,8 @@ import type { AgentChannel, AgentCloseInfo, AgentHandlers } from '../../src/agen
 import type { CallLeg } from '../../src/call/leg.js';
 import { AgentConnectError } from '../../src/errors.js';
 
-export type LegCommand = { kind: 'audio'; bytes: Buffer } | { kind: 'clear' } | { kind: 'mark'; name: string };
+export type LegCommand =
+  { kind: 'audio'; bytes: Buffer } | { kind: 'clear' } | { kind: 'mark'; name: string };
 
 export interface FakeLeg extends CallLeg {
   commands: LegCommand[];
@@ -44,8 +45,7 @@ export function fakeLeg(opts: { canTransfer?: boolean } = {}): FakeLeg {
       if (leg.failTransfers) throw new Error('transfer refused');
       leg.transfers.push(target);
     },
-    audio: () =>
-      Buffer.concat(leg.commands.flatMap((c) => (c.kind === 'audio' ? [c.bytes] : []))),
+    audio: () => Buffer.concat(leg.commands.flatMap((c) => (c.kind === 'audio' ? [c.bytes] : []))),
     marks: () => leg.commands.flatMap((c) => (c.kind === 'mark' ? [c.name] : [])),
     echoMarks: (onMark) => {
       const marks = leg.marks();
@@ -57,6 +57,9 @@ export function fakeLeg(opts: { canTransfer?: boolean } = {}): FakeLeg {
 }
 
 export interface FakeAgent extends AgentChannel {
+  isReady: boolean;
+  isClosed: boolean;
+  settingsAppliedAtMs: number | null;
   settings: SettingsMessage;
   /** Caller audio and messages the agent received, in order. */
   received: Array<{ kind: 'audio'; bytes: Buffer } | { kind: 'message'; type: string; message: unknown }>;
@@ -108,8 +111,7 @@ export function fakeAgent(settings: SettingsMessage): FakeAgent {
       if (fatal) info.agentError = fatal;
       queueMicrotask(() => emit((h) => h.onClose(info)));
     },
-    receivedAudio: () =>
-      Buffer.concat(agent.received.flatMap((r) => (r.kind === 'audio' ? [r.bytes] : []))),
+    receivedAudio: () => Buffer.concat(agent.received.flatMap((r) => (r.kind === 'audio' ? [r.bytes] : []))),
     messages: (type) =>
       agent.received.flatMap((r) =>
         r.kind === 'message' && (type === undefined || r.type === type)
@@ -125,7 +127,8 @@ export function fakeAgent(settings: SettingsMessage): FakeAgent {
     say: (message) => {
       const m = message as AgentServerMessage;
       // A fatal `Error` is remembered, so the close carries the agent's reason (agent/session.ts).
-      if (m.type === 'Error') fatal = { code: String(m.code ?? ''), description: String(m.description ?? '') };
+      if (m.type === 'Error')
+        fatal = { code: String(m.code ?? ''), description: String(m.description ?? '') };
       emit((h) => h.onMessage(m));
     },
     drop(info = {}) {
