@@ -1,5 +1,7 @@
 // Logger options shared by the server and every child logger. Secrets never reach a log line:
-// pino removes them by path before serialization.
+// pino removes them by path before serialization. What callers say and the keys they press are
+// logged only under dedicated keys, which are dropped unless the operator turns them on
+// (LOG_TRANSCRIPTS=on): a default log holds no conversation.
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 export const REDACT_PATHS = [
@@ -25,13 +27,30 @@ export const REDACT_PATHS = [
   '*.customParameters.token',
 ];
 
-export function loggerOptions(level: string): LoggerOptions {
+/** Top-level keys of a log line that hold conversation: transcript text and keypad digits. */
+export const TRANSCRIPT_KEYS: readonly string[] = Object.freeze(['transcript', 'dtmf']);
+
+export interface LogOptions {
+  /** Keep `TRANSCRIPT_KEYS` in log lines (LOG_TRANSCRIPTS=on). Default: dropped. */
+  transcripts?: boolean;
+}
+
+function withoutTranscripts(object: Record<string, unknown>): Record<string, unknown> {
+  if (!TRANSCRIPT_KEYS.some((key) => key in object)) return object;
+  const kept = { ...object };
+  for (const key of TRANSCRIPT_KEYS) delete kept[key];
+  return kept;
+}
+
+export function loggerOptions(level: string, opts: LogOptions = {}): LoggerOptions {
   return {
     level,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    ...(!opts.transcripts && { formatters: { log: withoutTranscripts } }),
   };
 }
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return destination ? pino(loggerOptions(level), destination) : pino(loggerOptions(level));
+export function createLogger(level: string, destination?: DestinationStream, opts: LogOptions = {}): Logger {
+  const options = loggerOptions(level, opts);
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -22,7 +22,7 @@ try {
   process.exit(1);
 }
 
-const logger = createLogger(config.logLevel);
+const logger = createLogger(config.logLevel, undefined, { transcripts: config.logTranscripts });
 const metrics = createMetrics(config.region);
 const store = await openStore(config);
 

@@ -62,8 +62,6 @@ export function createAgentDialer(target: AgentTarget, metrics: Metrics): AgentD
       });
       return new AgentSession(socket, settings, {
         dialStartedAtMs: started,
-        // 2 s of 8 kHz μ-law (more at higher rates is still bounded) while Settings is applied.
-        maxPendingAudioBytes: 64 * 1024,
         maxHeldOutputBytes: 512 * 1024,
         maxBufferedBytes: 256 * 1024,
         metrics,

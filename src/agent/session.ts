@@ -1,7 +1,8 @@
-// One voice agent conversation over an open socket: sends `Settings`, holds caller audio until
-// `SettingsApplied` (PROTOCOLS.md section 1: anything earlier is ignored by the agent), and hands
-// agent audio and messages to whoever is attached. Until a call attaches (a pre-warmed session
-// waits for its media stream), agent output is held, bounded, and replayed on attach.
+// One voice agent conversation over an open socket: sends `Settings`, and once the agent answers
+// `SettingsApplied` carries caller audio and control messages to it (docs/protocols/agent.md:
+// anything earlier is ignored by the agent, so the call's agent link holds it until then). Agent
+// audio and messages go to whoever is attached; until a call attaches (a pre-warmed session waits
+// for its media stream), agent output is held, bounded, and replayed on attach.
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import type { Metrics } from '../metrics/metrics.js';
@@ -23,11 +24,25 @@ export interface AgentHandlers {
   onClose(info: AgentCloseInfo): void;
 }
 
+/** What a call may ask of one agent session. */
+export interface AgentChannel {
+  readonly isReady: boolean;
+  readonly isClosed: boolean;
+  /** `performance.now()` when dialing began. */
+  readonly dialStartedAtMs: number;
+  /** `performance.now()` at `SettingsApplied`; null before. */
+  readonly settingsAppliedAtMs: number | null;
+  attach(handlers: AgentHandlers): void;
+  /** Caller audio. Only once ready: before that it is not sent (the caller holds it). */
+  sendAudio(chunk: Buffer): void;
+  /** A control message. Only once ready, like audio. */
+  send(message: AgentClientMessage): void;
+  close(code?: number, reason?: string): void;
+}
+
 export interface AgentSessionOptions {
   /** `performance.now()` when dialing began: connect duration runs from it to `SettingsApplied`. */
   dialStartedAtMs: number;
-  /** Caller audio held before `SettingsApplied`; past it the oldest is dropped and counted. */
-  maxPendingAudioBytes: number;
   /** Agent output held before a call attaches. */
   maxHeldOutputBytes: number;
   /** Outbound socket backlog past which caller audio is dropped rather than queued without bound. */
@@ -41,8 +56,6 @@ type Held =
   | { kind: 'audio'; chunk: Buffer }
   | { kind: 'message'; message: AgentServerMessage }
   | { kind: 'close'; info: AgentCloseInfo };
-
-const MAX_PENDING_MESSAGES = 32;
 
 /** Agent error codes become metric labels: the first few dozen distinct ones, then `other`. */
 const seenCodes = new Set<string>();
@@ -72,13 +85,9 @@ const KNOWN_TYPES = new Set([
   'History',
 ]);
 
-export class AgentSession {
+export class AgentSession implements AgentChannel {
   private ready = false;
   private closed = false;
-  private pendingAudio: Buffer[] = [];
-  private pendingBytes = 0;
-  /** Control messages sent before `SettingsApplied`: the agent would ignore them, so they wait. */
-  private pendingMessages: AgentClientMessage[] = [];
   private handlers: AgentHandlers | null = null;
   private held: Held[] = [];
   private heldBytes = 0;
@@ -121,16 +130,7 @@ export class AgentSession {
   }
 
   sendAudio(chunk: Buffer): void {
-    if (this.closed) return;
-    if (!this.ready) {
-      this.pendingAudio.push(chunk);
-      this.pendingBytes += chunk.length;
-      while (this.pendingBytes > this.opts.maxPendingAudioBytes && this.pendingAudio.length > 0) {
-        this.pendingBytes -= this.pendingAudio.shift()!.length;
-        this.opts.metrics.audioDropped.inc({ buffer: 'agent_pending' });
-      }
-      return;
-    }
+    if (this.closed || !this.ready) return;
     if (this.ws.bufferedAmount > this.opts.maxBufferedBytes) {
       this.opts.metrics.audioDropped.inc({ buffer: 'agent_socket' });
       return;
@@ -139,11 +139,7 @@ export class AgentSession {
   }
 
   send(message: AgentClientMessage): void {
-    if (this.closed) return;
-    if (!this.ready) {
-      if (this.pendingMessages.length < MAX_PENDING_MESSAGES) this.pendingMessages.push(message);
-      return;
-    }
+    if (this.closed || !this.ready) return;
     this.ws.send(JSON.stringify(message));
   }
 
@@ -170,7 +166,7 @@ export class AgentSession {
     }
     const type = typeof message?.type === 'string' ? message.type : '';
     if (!KNOWN_TYPES.has(type)) {
-      // PROTOCOLS.md section 1: unknown types are tolerated, logged at debug and counted.
+      // docs/protocols/agent.md: unknown types are tolerated, logged at debug and counted.
       this.opts.metrics.agentMessages.inc({ type: 'unknown' });
       this.opts.logger.debug({ type: type.slice(0, 64) }, 'agent sent an unknown message type');
       return;
@@ -198,13 +194,6 @@ export class AgentSession {
       { outcome: 'ready' },
       (this.settingsAppliedAtMs - this.opts.dialStartedAtMs) / 1000,
     );
-    const messages = this.pendingMessages;
-    this.pendingMessages = [];
-    for (const message of messages) this.ws.send(JSON.stringify(message));
-    const pending = this.pendingAudio;
-    this.pendingAudio = [];
-    this.pendingBytes = 0;
-    for (const chunk of pending) this.ws.send(chunk, { binary: true });
     this.emit({ kind: 'ready' });
   }
 
@@ -212,7 +201,6 @@ export class AgentSession {
     if (this.closed) return;
     this.closed = true;
     if (this.killTimer) clearTimeout(this.killTimer);
-    this.pendingAudio = [];
     const info: AgentCloseInfo = { code, reason };
     if (this.fatalError) info.agentError = this.fatalError;
     this.emit({ kind: 'close', info });

@@ -1,6 +1,7 @@
 // Groups the caller's key presses (PROTOCOLS.md section 2: one `dtmf` event per key) into one
 // entry, so the agent hears "1 2 3 4" once instead of four interruptions. An entry ends at the
 // terminator key, at `maxDigits`, or after `interDigitTimeoutMs` without a key.
+import { type Clock, type ClockTimer, realClock } from './clock.js';
 
 export interface DtmfCollectorOptions {
   /** Quiet time after a key that ends the entry; 0 or less: only the terminator or the cap end it. */
@@ -19,7 +20,7 @@ export const DTMF_MAX_ENTRY_DIGITS = 64;
 
 export class DtmfCollector {
   #digits = '';
-  #timer: ReturnType<typeof setTimeout> | null = null;
+  #timer: ClockTimer | null = null;
   #disposed = false;
   readonly #terminator: string;
   readonly #maxDigits: number;
@@ -29,6 +30,7 @@ export class DtmfCollector {
   constructor(
     opts: DtmfCollectorOptions,
     private readonly onDigits: (digits: string) => void,
+    private readonly clock: Clock = realClock,
   ) {
     this.#terminator = opts.terminator;
     this.#interDigitTimeoutMs = opts.interDigitTimeoutMs;
@@ -76,16 +78,15 @@ export class DtmfCollector {
   #restartTimer(): void {
     this.#stopTimer();
     if (this.#interDigitTimeoutMs <= 0) return;
-    this.#timer = setTimeout(() => {
+    // The clock's timers never keep the process alive: a pending entry must not hold up a shutdown.
+    this.#timer = this.clock.setTimeout(() => {
       this.#timer = null;
       this.flush();
     }, this.#interDigitTimeoutMs);
-    // A pending entry must not keep the process alive through a shutdown.
-    this.#timer.unref?.();
   }
 
   #stopTimer(): void {
-    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#timer) this.clock.clearTimeout(this.#timer);
     this.#timer = null;
   }
 }

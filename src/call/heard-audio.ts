@@ -1,4 +1,4 @@
-// What the caller actually heard of each agent reply, from carrier marks (PROTOCOLS.md section 2):
+// What the caller actually heard of each agent reply, from carrier marks (docs/protocols/twilio.md):
 // a mark is echoed once the audio before it has played, and after a `clear` every pending mark is
 // echoed at once, so an echo only proves playback when no clear came between sending and echo.
 //
@@ -11,12 +11,15 @@
 // `ConversationText`, `audioSent` for each outbound chunk (send the mark it returns right after
 // that chunk), `endMark` after the reply's last chunk, `markEchoed` for every carrier mark event,
 // `cleared` together with the `clear` sent on barge-in.
+import { type Clock, type ClockTimer, realClock } from './clock.js';
 
 export interface HeardAudioOptions {
   /** Byte rate of the outbound stream (8 for μ-law 8 kHz). */
   bytesPerMs: number;
   /** Audio between two progress marks. */
   markEveryMs?: number;
+  /** Timers of `waitForMark`, and the time of `startedAtMs` unless `nowMs` is given. */
+  clock?: Clock;
   /** Clock for `startedAtMs`. */
   nowMs?: () => number;
 }
@@ -57,7 +60,7 @@ interface PendingMark {
 
 interface Waiter {
   resolve(result: MarkWaitResult): void;
-  timer: ReturnType<typeof setTimeout>;
+  timer: ClockTimer;
 }
 
 export const DEFAULT_MARK_EVERY_MS = 500;
@@ -71,6 +74,7 @@ export class HeardAudioTracker {
   readonly #bytesPerMs: number;
   readonly #markEveryBytes: number;
   readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #replies: Reply[] = [];
   #current: Reply | null = null;
   #seq = 0;
@@ -85,7 +89,8 @@ export class HeardAudioTracker {
     if (!(opts.bytesPerMs > 0)) throw new RangeError('bytesPerMs must be positive');
     this.#bytesPerMs = opts.bytesPerMs;
     this.#markEveryBytes = (opts.markEveryMs ?? DEFAULT_MARK_EVERY_MS) * opts.bytesPerMs;
-    this.#now = opts.nowMs ?? (() => performance.now());
+    this.#clock = opts.clock ?? realClock;
+    this.#now = opts.nowMs ?? (() => this.#clock.now());
   }
 
   /** A new reply begins. A reply opened by its text and still without audio is this one. */
@@ -190,7 +195,7 @@ export class HeardAudioTracker {
     return new Promise((resolve) => {
       const waiter: Waiter = {
         resolve,
-        timer: setTimeout(() => {
+        timer: this.#clock.setTimeout(() => {
           const list = this.#waiters.get(name);
           const rest = list?.filter((w) => w !== waiter) ?? [];
           if (rest.length > 0) this.#waiters.set(name, rest);
@@ -209,7 +214,7 @@ export class HeardAudioTracker {
     this.#disposed = true;
     for (const list of this.#waiters.values()) {
       for (const waiter of list) {
-        clearTimeout(waiter.timer);
+        this.#clock.clearTimeout(waiter.timer);
         waiter.resolve('timeout');
       }
     }
@@ -251,7 +256,7 @@ export class HeardAudioTracker {
     if (!list) return;
     this.#waiters.delete(name);
     for (const waiter of list) {
-      clearTimeout(waiter.timer);
+      this.#clock.clearTimeout(waiter.timer);
       waiter.resolve('played');
     }
   }

@@ -10,7 +10,8 @@ import { fallbackAudio } from '../call/fallback-audio.js';
 import type { PrewarmPool } from '../call/prewarm.js';
 import type { CallRecord } from '../call/record.js';
 import type { CallRegistry } from '../call/registry.js';
-import { bytesPerMs, type CallInfo, CallSession } from '../call/session.js';
+import { type CallInfo, CallSession } from '../call/session.js';
+import { bytesPerMs } from '../audio/format.js';
 import { checkStreamToken } from '../call/stream-token.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -208,7 +209,7 @@ export function handleMediaSocket(socket: WebSocket, codec: CarrierCodec, deps: 
       metrics,
       logger: deps.logger.child({ carrier }),
       events: deps.events,
-      frameBytes: Math.round(bytesPerMs(start.mediaFormat) * 20),
+      downlink: { frameBytes: Math.round(bytesPerMs(start.mediaFormat) * 20) },
       maxEarlyAudioBytes: 64 * 1024,
       fallbackAudio: fallbackAudio(profile.fallback.audioFile, start.mediaFormat),
       onEnded: (ended, record) => {

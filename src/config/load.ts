@@ -37,6 +37,7 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
   const region = envOneOf(env, 'REGION', REGIONS, 'global');
   const nodeEnv = envString(env, 'NODE_ENV') ?? 'development';
   const logLevel = envOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info');
+  const logTranscripts = envOneOf(env, 'LOG_TRANSCRIPTS', ['on', 'off'] as const, 'off') === 'on';
   const configDir = resolve(cwd, envString(env, 'CONFIG_DIR') ?? './config');
   const dataDir = resolve(cwd, envString(env, 'DATA_DIR') ?? './data');
   const redisUrl = readRedisUrl(env);
@@ -72,6 +73,7 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
     region,
     nodeEnv,
     logLevel,
+    logTranscripts,
     agent,
     configDir,
     dataDir,

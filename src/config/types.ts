@@ -95,6 +95,8 @@ export interface Config {
   region: Region;
   nodeEnv: string;
   logLevel: string;
+  /** `LOG_TRANSCRIPTS=on`: log lines keep what callers and the agent said and the keys pressed. */
+  logTranscripts: boolean;
   agent: {
     /** `null`: the built-in local agent runs in-process (see sim/). */
     url: string | null;

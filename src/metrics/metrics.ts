@@ -126,6 +126,11 @@ export function createMetrics(region: string) {
       labelNames: ['outcome'],
       registers: r,
     }),
+    agentMessagesDropped: new Counter({
+      name: 'callbridge_agent_messages_dropped_total',
+      help: 'Control messages for the agent dropped from the bounded queue that waits for it.',
+      registers: r,
+    }),
     agentRefused: new Counter({
       name: 'callbridge_agent_refused_total',
       help: 'Agent handshakes refused with HTTP 429 (too many concurrent sessions).',

@@ -117,6 +117,16 @@ describe('REGION, LOG_LEVEL, NODE_ENV', () => {
   it('keeps NODE_ENV', () => {
     expect(load({ NODE_ENV: 'test' }).nodeEnv).toBe('test');
   });
+
+  it('keeps transcripts out of logs unless LOG_TRANSCRIPTS=on', () => {
+    expect(load({}).logTranscripts).toBe(false);
+    expect(load({ LOG_TRANSCRIPTS: '' }).logTranscripts).toBe(false);
+    expect(load({ LOG_TRANSCRIPTS: 'off' }).logTranscripts).toBe(false);
+    expect(load({ LOG_TRANSCRIPTS: 'on' }).logTranscripts).toBe(true);
+    expect(configErrorOf(() => load({ LOG_TRANSCRIPTS: 'yes' })).message).toBe(
+      'LOG_TRANSCRIPTS: must be one of on, off, got "yes"',
+    );
+  });
 });
 
 describe('CONFIG_DIR, DATA_DIR, REDIS_URL', () => {

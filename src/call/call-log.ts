@@ -1,0 +1,162 @@
+// What is kept of one call while it runs: the turns, the function calls, the barge-ins and the
+// latency figures; from them the conversation so far for a redial and, at the end, the record.
+// Assistant turns are cut to what the caller heard, from the downlink's marks (heard-audio.ts).
+import type { HistoryMessage } from '../agent/protocol.js';
+import type { Clock } from './clock.js';
+import type { HeardReply } from './heard-audio.js';
+import type { CallRecord, FunctionCallRecord, TurnRecord } from './record.js';
+
+/** The call's identity as the record states it. */
+export interface CallLogInfo {
+  callSid: string;
+  streamSid: string;
+  carrier: string;
+  direction: 'inbound' | 'outbound';
+  from: string;
+  to: string;
+  profileName: string;
+}
+
+export type EndReason =
+  | 'caller_hangup'
+  | 'end_call'
+  | 'transferred'
+  | 'silence_timeout'
+  | 'max_duration'
+  | 'agent_closed'
+  | 'agent_error'
+  | 'agent_unreachable'
+  | 'agent_refused'
+  | 'shutdown';
+
+/** Reasons where the service, not the conversation, ended the call. */
+const FAILED: ReadonlySet<EndReason> = new Set([
+  'agent_closed',
+  'agent_error',
+  'agent_unreachable',
+  'agent_refused',
+]);
+
+export class CallLog {
+  readonly startedAt: Date;
+  readonly #startedMs: number;
+  readonly #clock: Clock;
+  readonly #info: CallLogInfo;
+  readonly #turns: TurnRecord[] = [];
+  /** Index in `turns` of each assistant reply, in the order the downlink numbers replies. */
+  readonly #replyTurns: number[] = [];
+  readonly #functionCalls: FunctionCallRecord[] = [];
+  #bargeIns = 0;
+  #firstAudioMs: number | null = null;
+  #agentConnectMs: number | null = null;
+  readonly #agentReportedMs: number[] = [];
+  readonly #perceivedMs: number[] = [];
+
+  constructor(info: CallLogInfo, clock: Clock) {
+    this.#info = info;
+    this.#clock = clock;
+    this.startedAt = new Date();
+    this.#startedMs = clock.now();
+  }
+
+  /** Milliseconds since the call started. */
+  elapsedMs(): number {
+    return Math.round(this.#clock.now() - this.#startedMs);
+  }
+
+  get firstAudioMs(): number | null {
+    return this.#firstAudioMs;
+  }
+
+  turn(role: 'user' | 'assistant', content: string): void {
+    if (role === 'assistant') this.#replyTurns.push(this.#turns.length);
+    this.#turns.push({ role, content, interrupted: false, atMs: this.elapsedMs() });
+  }
+
+  functionCall(call: Omit<FunctionCallRecord, 'atMs'>): void {
+    this.#functionCalls.push({
+      name: call.name.slice(0, 128),
+      arguments: call.arguments.slice(0, 4096),
+      outcome: call.outcome,
+      durationMs: call.durationMs,
+      atMs: this.elapsedMs(),
+    });
+  }
+
+  bargeIn(): void {
+    this.#bargeIns++;
+  }
+
+  /** The first agent audio sent to the caller; returns its time since start, or null if not the first. */
+  firstAudio(): number | null {
+    if (this.#firstAudioMs !== null) return null;
+    this.#firstAudioMs = this.elapsedMs();
+    return this.#firstAudioMs;
+  }
+
+  agentConnected(connectMs: number): void {
+    this.#agentConnectMs ??= connectMs;
+  }
+
+  agentReported(totalMs: number): void {
+    this.#agentReportedMs.push(Math.round(totalMs));
+  }
+
+  perceived(waitedMs: number): void {
+    this.#perceivedMs.push(Math.round(waitedMs));
+  }
+
+  /** The conversation so far as the caller heard it, for a resumed agent session. */
+  history(replies: HeardReply[]): HistoryMessage[] {
+    return this.#heardTurns(replies)
+      .filter((turn) => turn.content.trim() !== '')
+      .map((turn) => ({ type: 'History', role: turn.role, content: turn.content }));
+  }
+
+  record(reason: EndReason, replies: HeardReply[], prewarmed: boolean): CallRecord {
+    const durationMs = this.elapsedMs();
+    const info = this.#info;
+    return {
+      callSid: info.callSid,
+      streamSid: info.streamSid,
+      carrier: info.carrier,
+      direction: info.direction,
+      from: info.from,
+      to: info.to,
+      profile: info.profileName,
+      startedAt: this.startedAt.toISOString(),
+      endedAt: new Date(this.startedAt.getTime() + durationMs).toISOString(),
+      durationMs,
+      endReason: reason,
+      outcome: FAILED.has(reason) ? 'failed' : 'completed',
+      bargeIns: this.#bargeIns,
+      turns: this.#heardTurns(replies),
+      functionCalls: [...this.#functionCalls],
+      latency: {
+        firstAudioMs: this.#firstAudioMs,
+        agentConnectMs: this.#agentConnectMs,
+        agentReportedMs: [...this.#agentReportedMs],
+        perceivedMs: [...this.#perceivedMs],
+      },
+      prewarmed,
+    };
+  }
+
+  /** Turns with each assistant reply cut to what was heard. */
+  #heardTurns(replies: HeardReply[]): TurnRecord[] {
+    const turns = this.#turns.map((turn) => ({ ...turn }));
+    replies.forEach((reply, i) => {
+      const index = this.#replyTurns[i];
+      const turn = index === undefined ? undefined : turns[index];
+      if (!turn) return;
+      turn.sentMs = Math.round(reply.sentMs);
+      turn.heardMs = Math.round(reply.heardMs);
+      if (reply.interrupted) {
+        turn.interrupted = true;
+        turn.generated = turn.content;
+        turn.content = reply.heardText;
+      }
+    });
+    return turns;
+  }
+}
