@@ -28,6 +28,21 @@ export interface ProviderSpec {
   [extra: string]: unknown;
 }
 
+/** One think provider of a profile; a profile lists one or more, in fallback order. */
+export interface ThinkSpec {
+  provider: ProviderSpec;
+  endpoint?: Record<string, unknown>;
+}
+
+/** One speak provider of a profile; a profile lists one or more, in fallback order. */
+export interface SpeakSpec {
+  provider: SpeakProvider;
+  endpoint?: Record<string, unknown>;
+}
+
+/** Agent reconfigurations a profile function may ask for in its answer (`UpdateSpeak`…). */
+export type AgentUpdateKind = 'speak' | 'think' | 'listen';
+
 /** A function the agent may call, run by callbridge over HTTP (issue: call control). */
 export interface HttpFunction {
   name: string;
@@ -37,6 +52,8 @@ export interface HttpFunction {
   /** HMAC-SHA256 key for the `X-Callbridge-Signature` header sent with each call. */
   secret?: string;
   timeoutMs: number;
+  /** Updates this function's answer may request (`{"update": {"speak": …}}`); empty: none. */
+  mayUpdate?: AgentUpdateKind[];
 }
 
 export interface AgentProfile {
@@ -45,9 +62,10 @@ export interface AgentProfile {
   prompt: string;
   greeting?: string;
   listen?: { provider: ProviderSpec };
-  think: { provider: ProviderSpec; endpoint?: Record<string, unknown> };
-  /** Absent: the agent's default voice, `turn-kit-en`. */
-  speak?: { provider: SpeakProvider };
+  /** One or more, in fallback order (a profile may write one object or a list). */
+  think: ThinkSpec[];
+  /** One or more, in fallback order. Absent: the agent's default voice, `turn-kit-en`. */
+  speak?: SpeakSpec[];
   /** Built-in client-side functions the profile enables. */
   builtins: {
     endCall: boolean;
