@@ -31,7 +31,10 @@ export const MAX_HISTORY_MESSAGES = 100;
 /** A function's answer is cut to this many characters in History. */
 export const MAX_HISTORY_RESPONSE_CHARS = 4096;
 
-export function buildHistory(turns: readonly HistoryTurn[], calls: readonly HistoryCall[] = []): HistoryMessage[] {
+export function buildHistory(
+  turns: readonly HistoryTurn[],
+  calls: readonly HistoryCall[] = [],
+): HistoryMessage[] {
   type Entry = { atMs: number; order: number } & (
     { kind: 'turn'; turn: HistoryTurn } | { kind: 'call'; call: HistoryFunctionCall }
   );
@@ -66,7 +69,8 @@ function historyCall(call: HistoryCall, index: number): HistoryFunctionCall {
     name: call.name,
     client_side: true,
     arguments: call.arguments,
-    response: response.length > MAX_HISTORY_RESPONSE_CHARS ? response.slice(0, MAX_HISTORY_RESPONSE_CHARS) : response,
+    response:
+      response.length > MAX_HISTORY_RESPONSE_CHARS ? response.slice(0, MAX_HISTORY_RESPONSE_CHARS) : response,
   };
   if (call.thoughtSignature !== undefined) entry.thought_signature = call.thoughtSignature;
   return entry;

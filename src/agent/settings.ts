@@ -105,8 +105,9 @@ export function thinkSettings(profile: AgentProfile): ThinkSettings | ThinkSetti
 /** The profile's speak chain as written, in order; one provider stays one object. */
 export function speakSettings(profile: AgentProfile): SpeakSettings | SpeakSettings[] | undefined {
   if (!profile.speak || profile.speak.length === 0) return undefined;
-  const entries = profile.speak.map(
-    (spec): SpeakSettings => ({ provider: spec.provider, ...(spec.endpoint ? { endpoint: spec.endpoint } : {}) }),
-  );
+  const entries = profile.speak.map((spec): SpeakSettings => ({
+    provider: spec.provider,
+    ...(spec.endpoint ? { endpoint: spec.endpoint } : {}),
+  }));
   return entries.length === 1 ? entries[0]! : entries;
 }

@@ -57,7 +57,8 @@ export function readUpdateRequest(
     refused.push('update must be an object with speak, think or listen');
   } else {
     for (const key of Object.keys(update)) {
-      if (!(KINDS as readonly string[]).includes(key)) refused.push(`${key.slice(0, 40)} is not an update kind`);
+      if (!(KINDS as readonly string[]).includes(key))
+        refused.push(`${key.slice(0, 40)} is not an update kind`);
     }
     for (const kind of KINDS) {
       if (!(kind in update)) continue;

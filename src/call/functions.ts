@@ -90,7 +90,8 @@ export async function runFunction(entry: FunctionCallEntry, ctx: FunctionContext
       { callSid: ctx.callSid, from: ctx.from, to: ctx.to, profile: ctx.profileName },
       entry.arguments ?? '{}',
     );
-    if (result.outcome !== 'ok') return { content: result.content, outcome: result.outcome, durationMs: result.durationMs };
+    if (result.outcome !== 'ok')
+      return { content: result.content, outcome: result.outcome, durationMs: result.durationMs };
     const request = readUpdateRequest(result.content, fn.mayUpdate ?? [], {
       prompt: profile.prompt,
       functions: declaredFunctions(profile),

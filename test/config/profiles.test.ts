@@ -183,7 +183,10 @@ describe('profile shape', () => {
   });
 
   it('passes extra provider fields through', () => {
-    expect(loadProfile(MINIMAL_PROFILE).think[0]?.provider).toEqual({ type: 'open_ai', model: 'gpt-4o-mini' });
+    expect(loadProfile(MINIMAL_PROFILE).think[0]?.provider).toEqual({
+      type: 'open_ai',
+      model: 'gpt-4o-mini',
+    });
   });
 
   it('names the field and value of a wrong type', () => {
@@ -411,7 +414,10 @@ describe('think and speak fallback chains (docs/protocols/agent.md)', () => {
     expect(
       profileError({
         ...MINIMAL_PROFILE,
-        speak: [{ provider: turn }, { provider: { type: 'speech', version: 'v2', model: 'lyric-2-luna-en' } }],
+        speak: [
+          { provider: turn },
+          { provider: { type: 'speech', version: 'v2', model: 'lyric-2-luna-en' } },
+        ],
       }),
     ).toBe(`${FILE}: /speak/1/provider/model: version v2 needs a turn- model, got "lyric-2-luna-en"`);
     expect(profileError({ ...MINIMAL_PROFILE, speak: [{ provider: turn }, { provider: {} }] })).toBe(
@@ -423,9 +429,9 @@ describe('think and speak fallback chains (docs/protocols/agent.md)', () => {
     expect(profileError({ ...MINIMAL_PROFILE, think: [] })).toBe(
       `${FILE}: /think: a list must hold 1 to 5 providers, got 0`,
     );
-    expect(profileError({ ...MINIMAL_PROFILE, speak: Array.from({ length: 6 }, () => ({ provider: turn })) })).toBe(
-      `${FILE}: /speak: a list must hold 1 to 5 providers, got 6`,
-    );
+    expect(
+      profileError({ ...MINIMAL_PROFILE, speak: Array.from({ length: 6 }, () => ({ provider: turn })) }),
+    ).toBe(`${FILE}: /speak: a list must hold 1 to 5 providers, got 6`);
     expect(profileError({ ...MINIMAL_PROFILE, think: ['gpt-4o-mini'] })).toBe(
       `${FILE}: /think/0: must be an object, got "gpt-4o-mini"`,
     );
@@ -442,8 +448,12 @@ describe('speak speed (speech-service spec 8)', () => {
   const speak = (provider: Record<string, unknown>) => profileError(withSpeak(provider));
 
   it('takes 0.7 to 1.5 on v1, for lyric-2 English and Spanish voices only', () => {
-    expect(loadProfile(withSpeak({ type: 'speech', model: 'lyric-2-andromeda-en', speed: 0.7 })).speak).toHaveLength(1);
-    expect(loadProfile(withSpeak({ type: 'speech', model: 'lyric-2-celeste-es', speed: 1.5 })).speak).toHaveLength(1);
+    expect(
+      loadProfile(withSpeak({ type: 'speech', model: 'lyric-2-andromeda-en', speed: 0.7 })).speak,
+    ).toHaveLength(1);
+    expect(
+      loadProfile(withSpeak({ type: 'speech', model: 'lyric-2-celeste-es', speed: 1.5 })).speak,
+    ).toHaveLength(1);
     expect(speak({ type: 'speech', model: 'lyric-2-andromeda-en', speed: 0.6 })).toBe(
       `${FILE}: /speak/provider/speed: must be from 0.7 to 1.5 on version v1, got 0.6`,
     );
@@ -467,9 +477,9 @@ describe('speak speed (speech-service spec 8)', () => {
 
 describe('functions that may update the agent', () => {
   it('keeps the updates a function may request, and refuses an unknown kind', () => {
-    expect(loadProfile(withFunctions({ ...FN, mayUpdate: ['speak', 'listen'] })).httpFunctions[0]?.mayUpdate).toEqual(
-      ['speak', 'listen'],
-    );
+    expect(
+      loadProfile(withFunctions({ ...FN, mayUpdate: ['speak', 'listen'] })).httpFunctions[0]?.mayUpdate,
+    ).toEqual(['speak', 'listen']);
     expect(loadProfile(withFunctions(FN)).httpFunctions[0]).not.toHaveProperty('mayUpdate');
     expect(profileError(withFunctions({ ...FN, mayUpdate: ['voice'] }))).toBe(
       `${FILE}: /functions/0/mayUpdate/0: must be "speak", "think" or "listen", got "voice"`,
