@@ -56,7 +56,7 @@ describe('speak and think chains in Settings', () => {
     });
     const think = buildSettings(profile, CALL, MULAW_8K).agent.think;
     expect(Array.isArray(think)).toBe(true);
-    const entries = think as Array<Record<string, unknown>>;
+    const entries = think as unknown as Array<Record<string, unknown>>;
     expect(entries.map((e) => (e.provider as { type: string }).type)).toEqual(['open_ai', 'anthropic']);
     for (const entry of entries) {
       expect(entry.prompt).toBe(MINIMAL_PROFILE.prompt);
