@@ -1,5 +1,6 @@
 // The validated configuration: a pure function of the environment and the config folder
 // (see load.ts). Everything downstream reads this, never process.env.
+import type { SpeechConfig } from './speech.js';
 
 export const REGIONS = ['global', 'eu', 'au', 'in'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -161,4 +162,6 @@ export interface Config {
   regions: Record<Region, RegionHosts>;
   profiles: Record<string, AgentProfile>;
   numbers: NumberRouting;
+  /** Analysis and rendered prompts (`ANALYSIS`, config/prompts.json); absent means both off. */
+  speech?: SpeechConfig;
 }
