@@ -86,11 +86,11 @@ export function serveSpeakStream(ws: WebSocket, options: StreamOptions, phrases:
         if (typeof message.text !== 'string' || message.text === '')
           return warn('INVALID_MESSAGE', 'Speak needs text');
         const clean = message.text.replace(/<[^>]*>/g, '');
-        if (clean !== message.text) warn('INPUT_MARKUP_STRIPPED', 'markup was removed from the text');
         if (!turn) {
           turn = { id: randomUUID(), text: '', audioBytes: 0 };
           send({ type: 'SpeechStarted', speech_id: turn.id });
         }
+        if (clean !== message.text) warn('INPUT_MARKUP_STRIPPED', 'markup was removed from the text');
         if (turn.text.length + clean.length > MAX_TURN_CHARS) {
           return warn('TEXT_TOO_LONG', `a turn holds at most ${MAX_TURN_CHARS} characters; flush first`);
         }
