@@ -73,11 +73,11 @@ describe('POST /v1/read (spec 4.6, 7)', () => {
     expect(first.body.results.summary).toEqual({
       text: 'Where is my order W-1? … It ships tomorrow, thanks for waiting.',
     });
-    expect(first.body.results.sentiments.average).toEqual({ sentiment: 'neutral', sentiment_score: 0 });
-    expect(first.body.results.topics.segments[0].topics.map((t: { topic: string }) => t.topic)).toEqual([
+    expect(first.body.results.sentiments?.average).toEqual({ sentiment: 'neutral', sentiment_score: 0 });
+    expect(first.body.results.topics.segments[0]?.topics.map((t: { topic: string }) => t.topic)).toEqual([
       'order status',
     ]);
-    expect(first.body.results.intents.segments[0].intents.map((i: { intent: string }) => i.intent)).toEqual([
+    expect(first.body.results.intents.segments[0]?.intents.map((i: { intent: string }) => i.intent)).toEqual([
       'check order status',
     ]);
     const second = await read(FULL, { text });
@@ -136,7 +136,7 @@ describe('POST /v1/read (spec 4.6, 7)', () => {
     const base = await serveDocuments();
     const text = await read(FULL, { url: `${base}/notes.txt` });
     expect(text.status).toBe(200);
-    expect(text.body.results.intents.segments[0].intents.map((i: { intent: string }) => i.intent)).toContain(
+    expect(text.body.results.intents.segments[0]?.intents.map((i: { intent: string }) => i.intent)).toContain(
       'book an appointment',
     );
     const audio = await read(FULL, { url: `${base}/call.wav` });
