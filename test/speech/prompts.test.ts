@@ -156,6 +156,30 @@ describe('rendered prompts', () => {
     });
   });
 
+  for (const [row, status, body] of [
+    [
+      'the character rate limit of version 1 speak (DATA-0001)',
+      429,
+      { err_code: 'DATA-0001', err_msg: 'slow down' },
+    ],
+    ['too many simultaneous connections', 429, undefined],
+    [
+      'a version 2 speak request rejected (a lyric- model, no model)',
+      400,
+      { err_code: 'INVALID_QUERY_PARAMETER' },
+    ],
+    ['an empty text refused', 400, { err_msg: 'text must not be empty' }],
+  ] as const) {
+    it(`plays the bundled recording on ${row}, and does not retry at once`, async () => {
+      speech = await startFakeSpeech();
+      speech.always('/v2/speak', { status, ...(body ? { body } : {}) });
+      const { audio } = prompts(speech.url);
+      const bundled = readFileSync(BUNDLED_PROMPTS.unavailable!);
+      for (let i = 0; i < 3; i++) expect(await audio.promptAudio('unavailable', MULAW_8K)).toEqual(bundled);
+      expect(speech.requests).toHaveLength(1);
+    });
+  }
+
   it('plays the bundled recording, converted, when the host cannot be reached or answers no WAV', async () => {
     const gone = await startFakeSpeech();
     const url = gone.url;
