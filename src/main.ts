@@ -62,7 +62,9 @@ const dial = createAgentDialer(
   metrics,
 );
 // The speech REST host for analysis and prompts: the built-in agent's own unless SPEECH_API_URL is set.
-const speechApiUrl = localAgent ? (config.speech?.apiUrlOverride ?? localAgent.httpUrl) : config.agent.speechApiUrl;
+const speechApiUrl = localAgent
+  ? (config.speech?.apiUrlOverride ?? localAgent.httpUrl)
+  : config.agent.speechApiUrl;
 const speechAuthorization = `Token ${agentKey!}`;
 const analysis = config.speech?.analysis
   ? new AnalysisService({
