@@ -22,7 +22,7 @@ export interface HistoryTextMessage {
   content: string;
 }
 
-/** A function call that already ran, and what it returned (PROTOCOLS.md section 1, History). */
+/** A function call that already ran, and what it returned (docs/protocols/agent.md, History). */
 export interface HistoryFunctionCall {
   id: string;
   name: string;
@@ -88,7 +88,7 @@ export interface FunctionCallEntry {
   thought_signature?: string;
 }
 
-/** The agent's own delay breakdown for one turn, in seconds (PROTOCOLS.md section 1). */
+/** The agent's own delay breakdown for one turn, in seconds (docs/protocols/agent.md). */
 export interface LatencyReportMessage {
   type: 'LatencyReport';
   stt_latency?: number;

@@ -1,13 +1,13 @@
-// The speak endpoints' rules (speech-service spec sections 4.3 to 4.5, 8 and 9), in one place so a
+// The speak endpoints' rules (docs/protocols/speech-service.md 4.3 to 4.5, 8, 9), in one place so a
 // profile's agent voice and a rendered prompt's voice are held to the same ones when configuration
 // loads, and the local speech service answers by them too. Each check returns the problem in words,
 // or null when there is none.
 
 export type SpeakVersion = 'v1' | 'v2';
 
-/** Encodings both batch speak endpoints name (spec 4.3, 4.4). */
+/** Encodings both batch speak endpoints name (4.3, 4.4). */
 export const SPEAK_ENCODINGS = ['mp3', 'opus', 'flac', 'aac', 'linear16', 'mulaw', 'alaw'] as const;
-/** Encodings of the streaming speak paths, and the only ones a phone leg can carry (spec 8). */
+/** Encodings of the streaming speak paths, and the only ones a phone leg can carry (8). */
 export const RAW_SPEAK_ENCODINGS = ['linear16', 'mulaw', 'alaw'] as const;
 
 /** Spec 8: version 1 speed range, for `lyric-2-*` English and Spanish voices only. */
@@ -18,7 +18,7 @@ export const V2_SPEED = Object.freeze({ min: 0.5, max: 1.5, step: 0.05 });
 /** `lyric-2-<voice>-en` or `-es`: the voices version 1 `speed` applies to. */
 const SPEED_CAPABLE_LYRIC = /^lyric-2-[a-z0-9-]+-(en|es)$/i;
 
-/** The family a version serves (spec 9.2): `lyric-` on v1, `turn-` on v2. */
+/** The family a version serves (9.2): `lyric-` on v1, `turn-` on v2. */
 export function speakFamily(version: SpeakVersion): 'lyric-' | 'turn-' {
   return version === 'v1' ? 'lyric-' : 'turn-';
 }

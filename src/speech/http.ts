@@ -115,8 +115,8 @@ async function readCapped(response: Response, maxBytes: number): Promise<Buffer>
 }
 
 /**
- * The service's code and message from an error body. Its envelope is not specified (spec section
- * 7), so the usual places are tried: `err_code`/`err_msg`, `code`/`message`, `error.code`.
+ * The service's code and message from an error body. Its envelope is not specified (section 7 of
+ * the reference), so the usual places are tried: `err_code`/`err_msg`, `code`/`message`, `error.code`.
  */
 function describeErrorBody(body: Buffer): { serviceCode?: string; message?: string } {
   let parsed: unknown;

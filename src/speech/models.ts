@@ -1,7 +1,7 @@
-// Model checks (docs/protocols/speech-service.md; spec 4.1, 4.2, 4.5, 9):
+// Model checks (docs/protocols/speech-service.md 4.1, 4.2, 4.5, 9):
 //   - each profile's think model must be one the agent host lists at
 //     `GET /v1/agent/settings/think/models`, asked of the agent host or the region's API host (the
-//     global API host answers 404, spec section 7);
+//     global API host answers 404, section 7);
 //   - listen models are of the speech-to-text families (`std-` on the v1 listen path, `turn-` on
 //     v2; a bare `turn` is not a model); speak models follow the v1/v2 family rule.
 import type { AgentProfile } from '../config/types.js';
@@ -23,7 +23,7 @@ export interface ThinkModelListing {
   names: Set<string>;
 }
 
-/** The listing. Its body is not specified (spec 4.5), so strings and `{id|model|name}` objects are read. */
+/** The listing. Its body is not specified (4.5), so strings and `{id|model|name}` objects are read. */
 export async function listThinkModels(api: SpeechApi): Promise<ThinkModelListing> {
   const answer = await speechRequest(api, {
     method: 'GET',

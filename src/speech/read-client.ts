@@ -1,7 +1,7 @@
 // The text intelligence endpoint, `POST /v1/read` (docs/protocols/speech-service.md; spec 4.6):
 // `language` (required, English only), `summarize=v2`, `sentiment`, `topics`, `intents`, and a body
 // with exactly one of `text` or `url` (we always send `text`). The answer is read tolerantly:
-// `results.summary.text` and `results.sentiments` are the spec's; where topics and intents sit is
+// `results.summary.text` and `results.sentiments` are the reference's; where topics and intents sit is
 // not specified, so the segment lists the service is known for are read when present.
 import { SpeechServiceError } from '../errors.js';
 import { type SpeechApi, speechRequest } from './http.js';

@@ -1,8 +1,8 @@
 // Renders text with the batch speak endpoints (docs/protocols/speech-service.md; spec 4.3, 4.4, 9):
 // `lyric-` voices on `POST /v1/speak`, `turn-` voices on `POST /v2/speak`, body `{"text": …}`.
 //
-// The query names only what the spec names: `model`, `encoding` (the phone leg's), `container=wav`,
-// and `speed` when the voice has one. The spec names no sample-rate parameter for either endpoint,
+// The query names only what the reference names: `model`, `encoding` (the phone leg's), `container=wav`,
+// and `speed` when the voice has one. It names no sample-rate parameter for either endpoint,
 // so none is sent: the WAV header of the answer says the rate the service chose, and the audio is
 // resampled here to the rate the phone leg needs. Raw output would leave that rate a guess.
 import { type AudioFormat, encodeAudio } from '../audio/codec.js';

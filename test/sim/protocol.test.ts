@@ -1,4 +1,4 @@
-// The further agent protocol points the local agent follows (PROTOCOLS.md section 1): fallback
+// The further agent protocol points the local agent follows (docs/protocols/agent.md): fallback
 // chains in Settings, History events when asked for, LatencyReport, Update* with their
 // acknowledgements, and InjectAgentMessage's behavior.
 import { afterEach, describe, expect, it } from 'vitest';

@@ -93,7 +93,7 @@ export class Conversation {
   }
 
   /**
-   * `InjectAgentMessage` (PROTOCOLS.md section 1, `behavior`): `default` and `queue` are said after
+   * `InjectAgentMessage` (docs/protocols/agent.md, `behavior`): `default` and `queue` are said after
    * what is already queued, `queue` after the caller's turn when they are speaking; `interrupt`
    * cuts the reply being spoken short first. (Refusing while the caller speaks is the session's.)
    */
@@ -236,7 +236,7 @@ export class Conversation {
     });
   }
 
-  /** `History` events go out only when Settings set `flags.history` (PROTOCOLS.md section 1). */
+  /** `History` events go out only when Settings set `flags.history` (docs/protocols/agent.md). */
   #history(message: Extract<AgentServerMessage, { type: 'History' }>): void {
     if (this.#settings.history) this.#io.send(message);
   }

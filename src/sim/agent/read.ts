@@ -1,4 +1,4 @@
-// POST /v1/read, the text intelligence endpoint, as the spec has it (sections 4.6 and 7):
+// POST /v1/read, the text intelligence endpoint, as docs/protocols/speech-service.md has it (4.6, 7):
 //   - POST only: GET (and a WebSocket upgrade, see server.ts) answer 405;
 //   - `language` is required and checked before any other problem (400 INVALID_QUERY_PARAMETER,
 //     "missing field language"); only English: `en`, `en-US` (echoed as `en`), never `multi`;
@@ -19,7 +19,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 /** A `url` document is read up to this size and for this long. */
 const MAX_REMOTE_BYTES = 1024 * 1024;
 const REMOTE_TIMEOUT_MS = 5000;
-/** English only (spec 4.6): `en` or a regional English such as `en-US`. */
+/** English only (4.6): `en` or a regional English such as `en-US`. */
 const ENGLISH = /^en(-[A-Za-z]{2,8})?$/;
 
 export async function handleRead(req: IncomingMessage, res: ServerResponse, auth: AuthPolicy): Promise<void> {
@@ -80,7 +80,7 @@ export async function handleRead(req: IncomingMessage, res: ServerResponse, auth
 
 type Source = { ok: true; text?: string; url?: string } | { ok: false; problem: string };
 
-/** Exactly one of `text` or `url`, each a non-empty string (spec 4.6). */
+/** Exactly one of `text` or `url`, each a non-empty string (4.6). */
 function readSource(raw: string): Source {
   let body: unknown;
   try {
@@ -108,7 +108,7 @@ function readSource(raw: string): Source {
 
 type Remote = { ok: true; text: string } | { ok: false; problem: string };
 
-/** The plain-text document at `url`; audio (or anything not text) is refused, as the spec says. */
+/** The plain-text document at `url`; audio (or anything not text) is refused (7). */
 async function fetchText(url: string): Promise<Remote> {
   let response: Response;
   try {

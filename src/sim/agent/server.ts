@@ -1,7 +1,8 @@
 // The local voice agent: one node:http server answering the agent WebSocket at /v1/agent/converse,
 // the streaming speak WebSocket at /v2/speak, and the REST subset (token grant, think models, text
 // intelligence, batch speak). Used by `callbridge sim` and, in-process, when no AGENT_URL is
-// configured; it behaves like the real service (PROTOCOLS.md section 1; spec 4.3 to 4.6, 5, 7, 8).
+// configured; it behaves like the real service (docs/protocols/agent.md;
+// docs/protocols/speech-service.md, sections 4.3 to 4.6, 5, 7, 8).
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';

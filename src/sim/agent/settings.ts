@@ -1,7 +1,7 @@
-// Validation of `Settings` and the `Update*` messages as the voice agent applies them (PROTOCOLS.md
-// section 1; spec sections 4.5 and 9). `think` and `speak` may be one provider or a list (a fallback
-// chain); `agent.context.messages` holds History in either shape. A rejected message becomes a
-// fatal `Error` with code INVALID_SETTINGS.
+// Validation of `Settings` and the `Update*` messages as the voice agent applies them
+// (docs/protocols/agent.md; docs/protocols/speech-service.md, sections 4.5 and 9). `think` and
+// `speak` may be one provider or a list (a fallback chain); `agent.context.messages` holds History
+// in either shape. A rejected message becomes a fatal `Error` with code INVALID_SETTINGS.
 import { type AudioEncoding, type AudioFormat, SUPPORTED_SAMPLE_RATES } from '../../audio/codec.js';
 
 /** The voice used when `agent.speak` is omitted (spec section 4.5). */
@@ -80,7 +80,7 @@ export function checkSettings(msg: Record<string, unknown>): Checked<SessionSett
 
 const MAX_CHAIN = 5;
 
-/** One provider or a list of 1 to 5 (PROTOCOLS.md section 1: a fallback chain). */
+/** One provider or a list of 1 to 5 (docs/protocols/agent.md: a fallback chain). */
 function entriesOf(value: unknown, at: string): Checked<{ entry: Record<string, unknown>; at: string }[]> {
   if (!Array.isArray(value)) {
     const entry = asObject(value);
@@ -123,7 +123,7 @@ export function checkThink(think: unknown): Checked<ThinkChoice> {
   return { ok: true, value: choice };
 }
 
-/** `agent.context.messages`: History as text turns or as function calls (PROTOCOLS.md section 1). */
+/** `agent.context.messages`: History as text turns or as function calls (docs/protocols/agent.md). */
 function checkContext(context: unknown): Checked<Record<string, unknown>[]> {
   if (context === undefined) return { ok: true, value: [] };
   const messages = asObject(context)?.messages;

@@ -1,4 +1,4 @@
-// WebSocket /v2/speak, the streaming turn-aware text-to-speech path (spec sections 3, 4.4, 6, 7, 8):
+// WebSocket /v2/speak, the streaming turn-aware text-to-speech path (docs/protocols/speech-service.md 3, 4.4, 6, 7, 8):
 //   - query: `model` (required, `turn-*`), `encoding` (`linear16` default, `mulaw`, `alaw`), `speed`
 //     (0.5 to 1.5 in steps of 0.05), `expressivity` (-2 to 2); anything else, batch-only parameters
 //     included, fails the connection (the upgrade is refused with 400);
@@ -24,7 +24,7 @@ export interface StreamOptions {
   speed: number;
 }
 
-/** The connection's parameters, or why it fails (spec section 7: the connection fails). */
+/** The connection's parameters, or why it fails (7: the connection fails). */
 export function checkStreamQuery(
   search: URLSearchParams,
 ): { ok: true; options: StreamOptions } | ({ ok: false } & Refusal) {
@@ -94,7 +94,7 @@ export function serveSpeakStream(ws: WebSocket, options: StreamOptions, phrases:
         if (turn.text.length + clean.length > MAX_TURN_CHARS) {
           return warn('TEXT_TOO_LONG', `a turn holds at most ${MAX_TURN_CHARS} characters; flush first`);
         }
-        // Successive texts are concatenated verbatim (spec 4.4): the client adds the spaces.
+        // Successive texts are concatenated verbatim (4.4): the client adds the spaces.
         turn.text += clean;
         if (clean.trim() === '') return;
         const audio = phrases.render(phrases.speak(clean), format);

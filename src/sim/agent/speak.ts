@@ -1,4 +1,5 @@
-// POST /v1/speak and POST /v2/speak, the batch text-to-speech endpoints, with the spec's rules
+// POST /v1/speak and POST /v2/speak, the batch text-to-speech endpoints, with the service's rules
+// (docs/protocols/speech-service.md)
 // (sections 4.3, 4.4, 8, 9):
 //   - /v1/speak serves `lyric-` voices only (`model` optional, a `lyric-` English default);
 //     /v2/speak needs `model` and serves `turn-` voices only, a `lyric-` one is rejected;
@@ -30,7 +31,7 @@ export const SPEAK_V2_PATH = '/v2/speak';
 export const DEFAULT_LYRIC_VOICE = 'lyric-2-andromeda-en';
 
 const V1_QUERY = ['model', 'encoding', 'container', 'bit_rate', 'speed'] as const;
-// Spec 4.4 names these for the batch path; `speed` is a version 2 speak limit (spec 8).
+// 4.4 names these for the batch path; `speed` is a version 2 speak limit (8).
 const V2_QUERY = [
   'model',
   'encoding',
