@@ -1,6 +1,5 @@
 // POST /v1/speak and POST /v2/speak, the batch text-to-speech endpoints, with the service's rules
-// (docs/protocols/speech-service.md)
-// (sections 4.3, 4.4, 8, 9):
+// (docs/protocols/speech-service.md 4.3, 4.4, 8, 9):
 //   - /v1/speak serves `lyric-` voices only (`model` optional, a `lyric-` English default);
 //     /v2/speak needs `model` and serves `turn-` voices only, a `lyric-` one is rejected;
 //   - `encoding` one of the named ones, `speed` in its version's range (v1: lyric-2 English and
