@@ -23,6 +23,8 @@ import { twilioRoutes } from './carriers/twilio/routes.js';
 import type { Config } from './config/types.js';
 import { AgentConnectError, codeForStatus, NotFoundError } from './errors.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
+import type { AnalysisSubject } from './speech/analysis.js';
+import type { PromptAudio } from './speech/prompts.js';
 import type { Store } from './store/store.js';
 import { registerWebhookAdminRoutes, type WebhookGateway, webhookGateway } from './webhooks/plugin.js';
 
@@ -33,6 +35,10 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Shown by `GET /`: where calls' agents live (`local` for the built-in agent). */
   agentMode: 'remote' | 'local';
+  /** Post-call analysis (ANALYSIS=on): each saved record is handed to it. */
+  analysis?: { enqueue(record: AnalysisSubject): Promise<void> };
+  /** The fixed prompts a caller hears without an agent (src/speech/prompts.ts). */
+  prompts?: PromptAudio;
 }
 
 export interface CallbridgeState {
@@ -44,6 +50,7 @@ export interface CallbridgeState {
   prewarm: PrewarmPool<PrewarmedAgent>;
   admission: AdmissionControl;
   draining: boolean;
+  prompts?: PromptAudio;
 }
 
 declare module 'fastify' {
@@ -87,6 +94,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       onChange: (limit) => metrics.admissionLimit.set(limit),
     }),
     draining: false,
+    ...(deps.prompts ? { prompts: deps.prompts } : {}),
   };
   metrics.admissionLimit.set(config.maxCalls);
   // Every agent 429, whoever dialed, is counted and lowers the admitted concurrency for a while.
@@ -166,9 +174,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       return state.admission.admits(committed) ? ('admitted' as const) : ('at_capacity' as const);
     },
     saveRecord: (record: CallRecord) => {
-      deps.store.saveCallRecord(record).catch((err: Error) => {
-        deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');
-      });
+      deps.store.saveCallRecord(record).then(
+        // Queued, not awaited by the call: analysis never delays a call's end.
+        () => deps.analysis?.enqueue(record),
+        (err: Error) => {
+          deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');
+        },
+      );
     },
   };
   await app.register(twilioRoutes(mediaDeps));

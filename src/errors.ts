@@ -28,6 +28,26 @@ export class AgentConnectError extends Error {
   }
 }
 
+/**
+ * A speech service REST request (read, speak, models) that did not succeed. `retryable` says
+ * whether the same request may work later (network, timeout, 429, 5xx); `serviceCode` is the
+ * service's own code when it sent one (`INVALID_QUERY_PARAMETER`, `PAYLOAD_ERROR`, …).
+ */
+export class SpeechServiceError extends Error {
+  readonly code: 'CALLBRIDGE_SPEECH_REFUSED' | 'CALLBRIDGE_SPEECH_UNAVAILABLE';
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+  readonly serviceCode: string | undefined;
+  constructor(message: string, opts: { retryable: boolean; status?: number; serviceCode?: string }) {
+    super(message);
+    this.name = 'SpeechServiceError';
+    this.code = opts.retryable ? 'CALLBRIDGE_SPEECH_UNAVAILABLE' : 'CALLBRIDGE_SPEECH_REFUSED';
+    this.retryable = opts.retryable;
+    this.status = opts.status;
+    this.serviceCode = opts.serviceCode;
+  }
+}
+
 /** Maps an HTTP status to the code used when the error did not come with one of ours. */
 export function codeForStatus(status: number): string {
   switch (status) {

@@ -1,5 +1,7 @@
 // The process: reads the environment, creates the logger, opens the store, starts the built-in
 // agent when no agent host is configured, listens, and drains gracefully on SIGTERM.
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import { createAgentDialer } from './agent/dialer.js';
 import { buildApp } from './app.js';
@@ -8,6 +10,10 @@ import { loadConfig } from './config/load.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startLocalAgent } from './sim/agent/server.js';
+import { AnalysisService } from './speech/analysis.js';
+import { warnUnknownThinkModels } from './speech/model-check.js';
+import { agentRestBase } from './speech/models.js';
+import { PromptAudio } from './speech/prompts.js';
 import { openStore } from './store/index.js';
 
 /** How long the goodbyes of calls still up at the drain deadline may take. */
@@ -29,7 +35,9 @@ const store = await openStore(config);
 let agentUrl = config.agent.url;
 let agentKey = config.agent.apiKey;
 const localAgent =
-  agentUrl === null ? await startLocalAgent({ logger: logger.child({ component: 'local-agent' }) }) : null;
+  agentUrl === null
+    ? await startLocalAgent({ logger: logger.child({ component: 'local-agent' }), latencyReports: true })
+    : null;
 if (localAgent) {
   agentUrl = localAgent.url;
   agentKey = 'local';
@@ -53,9 +61,40 @@ const dial = createAgentDialer(
   },
   metrics,
 );
+// The speech REST host for analysis and prompts: the built-in agent's own unless SPEECH_API_URL is set.
+const speechApiUrl = localAgent
+  ? (config.speech?.apiUrlOverride ?? localAgent.httpUrl)
+  : config.agent.speechApiUrl;
+const speechAuthorization = `Token ${agentKey!}`;
+const analysis = config.speech?.analysis
+  ? new AnalysisService({
+      store,
+      api: { baseUrl: speechApiUrl, authorization: speechAuthorization, timeoutMs: 30_000 },
+      profileLanguage: (profile) => config.profiles[profile]?.language,
+      metrics,
+      logger: logger.child({ component: 'analysis' }),
+      consumer: `${hostname()}:${process.pid}`,
+    })
+  : undefined;
+const prompts = new PromptAudio({
+  config: config.speech?.prompts ?? null,
+  api: { baseUrl: speechApiUrl, authorization: speechAuthorization, timeoutMs: 5_000 },
+  cacheDir: join(config.dataDir, 'prompts'),
+  logger: logger.child({ component: 'prompts' }),
+  metrics,
+});
+
 let app: Awaited<ReturnType<typeof buildApp>>;
 try {
-  app = await buildApp(config, { logger, store, dial, metrics, agentMode: localAgent ? 'local' : 'remote' });
+  app = await buildApp(config, {
+    logger,
+    store,
+    dial,
+    metrics,
+    agentMode: localAgent ? 'local' : 'remote',
+    ...(analysis ? { analysis } : {}),
+    prompts,
+  });
 } catch (err) {
   // A bad secrets file is configuration too: one line, before listening.
   if ((err as { code?: string }).code !== 'CALLBRIDGE_CONFIG_INVALID') throw err;
@@ -95,6 +134,8 @@ closeWithGrace(
     ]);
     for (const call of registry.all()) call.end('shutdown');
     await app.close();
+    // Queued analyses stay in the store for the next start; one in flight is handed back.
+    await analysis?.stop();
     await localAgent?.close();
     await store.close();
     logger.info('stopped');
@@ -103,3 +144,18 @@ closeWithGrace(
 
 await app.listen({ port: config.port, host: config.host });
 gateway.startDrainer();
+if (analysis) {
+  analysis.start();
+  logger.info({ speechApiUrl }, `post-call analysis is on: transcripts go to ${speechApiUrl}/v1/read`);
+}
+if (config.speech?.prompts?.render === 'start') void prompts.warm();
+// A warning, not a refusal: the agent host may be down right now (`callbridge doctor` fails on it).
+void warnUnknownThinkModels(
+  config.profiles,
+  {
+    baseUrl: localAgent ? localAgent.httpUrl : agentRestBase(agentUrl!),
+    authorization: speechAuthorization,
+    timeoutMs: 5_000,
+  },
+  logger,
+);

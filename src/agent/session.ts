@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type WebSocket from 'ws';
 import type { Metrics } from '../metrics/metrics.js';
 import type { OpenAgentSocket } from './connect.js';
+import { observeLatencyReport } from './latency-report.js';
 import type { AgentClientMessage, AgentServerMessage, SettingsMessage } from './protocol.js';
 
 export interface AgentCloseInfo {
@@ -83,6 +84,10 @@ const KNOWN_TYPES = new Set([
   'Error',
   'Warning',
   'History',
+  'ThinkUpdated',
+  'ListenUpdated',
+  'LatencyReport',
+  'FunctionCallResponse',
 ]);
 
 export class AgentSession implements AgentChannel {
@@ -182,6 +187,8 @@ export class AgentSession implements AgentChannel {
       this.opts.metrics.agentErrors.inc({ kind: 'error', code: codeLabel(this.fatalError.code) });
     } else if (message.type === 'Warning') {
       this.opts.metrics.agentErrors.inc({ kind: 'warning', code: codeLabel(String(message.code ?? '')) });
+    } else if (message.type === 'LatencyReport') {
+      observeLatencyReport(this.opts.metrics, message as unknown as Record<string, unknown>);
     }
     this.emit({ kind: 'message', message });
   }

@@ -1,7 +1,14 @@
 // Builds the `Settings` message (PROTOCOLS.md section 1) for one call from its agent profile.
 import type { MediaFormat } from '../audio/format.js';
 import type { AgentProfile } from '../config/types.js';
-import type { AgentFunctionDecl, AudioSpec, HistoryMessage, SettingsMessage } from './protocol.js';
+import type {
+  AgentFunctionDecl,
+  AudioSpec,
+  HistoryMessage,
+  SettingsMessage,
+  SpeakSettings,
+  ThinkSettings,
+} from './protocol.js';
 
 export interface CallIdentity {
   callSid: string;
@@ -52,18 +59,13 @@ export function buildSettings(
   history: HistoryMessage[] = [],
 ): SettingsMessage {
   const audio = audioSpec(format);
-  const functions = declaredFunctions(profile);
   const agent: SettingsMessage['agent'] = {
     language: profile.language,
-    think: {
-      provider: profile.think.provider,
-      prompt: profile.prompt,
-      ...(functions.length > 0 ? { functions } : {}),
-      ...(profile.think.endpoint ? { endpoint: profile.think.endpoint } : {}),
-    },
+    think: thinkSettings(profile),
   };
   if (profile.listen) agent.listen = profile.listen;
-  if (profile.speak) agent.speak = profile.speak;
+  const speak = speakSettings(profile);
+  if (speak) agent.speak = speak;
   if (history.length > 0) {
     // A resumed conversation: the agent gets what the caller heard so far, and no second greeting.
     agent.context = { messages: history };
@@ -82,4 +84,30 @@ export function buildSettings(
     audio: { input: audio, output: { ...audio, container: 'none' } },
     agent,
   };
+}
+
+/**
+ * The profile's think chain (docs/protocols/agent.md): one provider stays one object; a fallback
+ * chain becomes a list whose every entry carries the prompt and functions, so whichever provider
+ * answers knows the same things.
+ */
+export function thinkSettings(profile: AgentProfile): ThinkSettings | ThinkSettings[] {
+  const functions = declaredFunctions(profile);
+  const entries = profile.think.map((spec): ThinkSettings => ({
+    provider: spec.provider,
+    prompt: profile.prompt,
+    ...(functions.length > 0 ? { functions } : {}),
+    ...(spec.endpoint ? { endpoint: spec.endpoint } : {}),
+  }));
+  return entries.length === 1 ? entries[0]! : entries;
+}
+
+/** The profile's speak chain as written, in order; one provider stays one object. */
+export function speakSettings(profile: AgentProfile): SpeakSettings | SpeakSettings[] | undefined {
+  if (!profile.speak || profile.speak.length === 0) return undefined;
+  const entries = profile.speak.map((spec): SpeakSettings => ({
+    provider: spec.provider,
+    ...(spec.endpoint ? { endpoint: spec.endpoint } : {}),
+  }));
+  return entries.length === 1 ? entries[0]! : entries;
 }

@@ -264,6 +264,31 @@ export function writeWavPcm16(samples: Int16Array, sampleRate: number): Buffer {
   return riff([chunk('fmt ', fmt), chunk('data', data)]);
 }
 
+/**
+ * Raw G.711 or 16-bit PCM bytes at any rate, wrapped as a mono WAV file (what a speak endpoint
+ * answers with `container=wav`): a header that names the encoding and the rate.
+ */
+export function writeWavEncoded(
+  audio: Buffer,
+  encoding: 'mulaw' | 'alaw' | 'linear16',
+  sampleRate: number,
+): Buffer {
+  const bytesPerSample = encoding === 'linear16' ? 2 : 1;
+  const fmt = Buffer.alloc(encoding === 'linear16' ? 16 : 18);
+  const tag =
+    encoding === 'mulaw' ? WAVE_FORMAT_MULAW : encoding === 'alaw' ? WAVE_FORMAT_ALAW : WAVE_FORMAT_PCM;
+  fmt.writeUInt16LE(tag, 0);
+  fmt.writeUInt16LE(1, 2);
+  fmt.writeUInt32LE(sampleRate, 4);
+  fmt.writeUInt32LE(sampleRate * bytesPerSample, 8);
+  fmt.writeUInt16LE(bytesPerSample, 12);
+  fmt.writeUInt16LE(bytesPerSample * 8, 14);
+  if (encoding === 'linear16') return riff([chunk('fmt ', fmt), chunk('data', audio)]);
+  const fact = Buffer.alloc(4);
+  fact.writeUInt32LE(audio.length, 0);
+  return riff([chunk('fmt ', fmt), chunk('fact', fact), chunk('data', audio)]);
+}
+
 function chunk(id: string, body: Buffer): Buffer {
   const header = Buffer.alloc(8);
   header.write(id, 0, 'latin1');

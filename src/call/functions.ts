@@ -2,7 +2,9 @@
 // `client_side: true` entry of a `FunctionCallRequest` is answered by `id`). Built-ins end or
 // transfer the call; HTTP functions from the profile are posted to their URL. Every path answers
 // the agent, so no call waits on a function that went wrong.
-import type { FunctionCallEntry } from '../agent/protocol.js';
+import type { AgentUpdateMessage, FunctionCallEntry } from '../agent/protocol.js';
+import { declaredFunctions } from '../agent/settings.js';
+import { readUpdateRequest } from '../agent/updates.js';
 import type { AgentProfile } from '../config/types.js';
 import { runHttpFunction } from './http-function.js';
 
@@ -24,6 +26,8 @@ export interface FunctionResult {
   content: string;
   outcome: string;
   durationMs: number;
+  /** Agent updates the answer asked for (src/agent/updates.ts): send each, await its ack, then answer. */
+  updates?: AgentUpdateMessage[];
 }
 
 const json = (value: unknown) => JSON.stringify(value);
@@ -86,7 +90,18 @@ export async function runFunction(entry: FunctionCallEntry, ctx: FunctionContext
       { callSid: ctx.callSid, from: ctx.from, to: ctx.to, profile: ctx.profileName },
       entry.arguments ?? '{}',
     );
-    return { content: result.content, outcome: result.outcome, durationMs: result.durationMs };
+    if (result.outcome !== 'ok')
+      return { content: result.content, outcome: result.outcome, durationMs: result.durationMs };
+    const request = readUpdateRequest(result.content, fn.mayUpdate ?? [], {
+      prompt: profile.prompt,
+      functions: declaredFunctions(profile),
+    });
+    return {
+      content: request.content,
+      outcome: result.outcome,
+      durationMs: result.durationMs,
+      ...(request.updates.length > 0 ? { updates: request.updates } : {}),
+    };
   }
 
   return done(json({ error: `function ${entry.name} is not available on this call` }), 'unknown');

@@ -1,4 +1,5 @@
 // What is kept of a call once it ends: written to the store, served by the admin API.
+import type { CallAnalysis } from '../speech/analysis-result.js';
 
 export interface TurnRecord {
   role: 'user' | 'assistant';
@@ -19,6 +20,12 @@ export interface FunctionCallRecord {
   outcome: string;
   durationMs: number;
   atMs: number;
+  /** The request's id, so a redialed agent's History names the call it made. */
+  id?: string;
+  /** What the agent was answered (bounded), handed back in History on a redial. */
+  response?: string;
+  /** The request's `thought_signature`, passed back unchanged in History. */
+  thoughtSignature?: string;
 }
 
 export interface CallRecord {
@@ -50,6 +57,8 @@ export interface CallRecord {
     perceivedMs: number[];
   };
   prewarmed: boolean;
+  /** Post-call analysis (ANALYSIS=on): added once it has an outcome; absent until then or when off. */
+  analysis?: CallAnalysis;
 }
 
 export interface CallRecordQuery {

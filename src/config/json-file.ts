@@ -53,14 +53,22 @@ function describeParseError(message: string, text: string): string {
   return `${reason} at line ${line} column ${column}`;
 }
 
-/** Returns `value` typed by `schema`, or throws for the most telling problem in it. */
-export function checkShape<T extends TSchema>(schema: T, value: unknown, shownFile: string): Static<T> {
+/**
+ * Returns `value` typed by `schema`, or throws for the most telling problem in it. `at` is the JSON
+ * pointer of `value` inside the file, when it is a part of it.
+ */
+export function checkShape<T extends TSchema>(
+  schema: T,
+  value: unknown,
+  shownFile: string,
+  at = '',
+): Static<T> {
   if (Value.Check(schema, value)) return value;
   const errors = [...Value.Errors(schema, value)];
   // An unknown field is most often a misspelt one, which also explains a "required" error next to it.
   const first = errors.find((error) => error.type === ValueErrorType.ObjectAdditionalProperties) ?? errors[0];
-  if (first === undefined) throw fileError(shownFile, '', 'does not match the expected shape');
-  throw fileError(shownFile, first.path, describeValueError(first));
+  if (first === undefined) throw fileError(shownFile, at, 'does not match the expected shape');
+  throw fileError(shownFile, `${at}${first.path}`, describeValueError(first));
 }
 
 function describeValueError(error: ValueError): string {

@@ -9,6 +9,7 @@ import { type Env, envError, envInt, envList, envOneOf, envString, envUrl } from
 import { loadNumbers } from './numbers.js';
 import { loadProfiles } from './profiles.js';
 import { loadRegions } from './regions.js';
+import { readSpeech } from './speech.js';
 import { type Config, REGIONS } from './types.js';
 import { BASE_URL, ENDPOINT_URL } from './urls.js';
 
@@ -65,6 +66,7 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
   const agent = selectAgent(env, region, regions);
   const profiles = loadProfiles(configDir, cwd);
   const numbers = loadNumbers(configDir, cwd, profiles);
+  const speech = readSpeech(env, configDir, cwd, agent.url === null);
 
   return {
     port,
@@ -92,6 +94,7 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
     regions,
     profiles,
     numbers,
+    speech,
   };
 }
 

@@ -4,8 +4,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { checkShape, displayPath, fileError, readJson } from './json-file.js';
-import { PROFILE_NAME, ProfileFile } from './schema.js';
-import type { AgentProfile, HttpFunction, SpeakProvider } from './types.js';
+import { MAX_PROVIDER_CHAIN, PROFILE_NAME, ProfileFile, SpeakEntryFile, ThinkEntryFile } from './schema.js';
+import { speakModelProblem, speakSpeedProblem } from './speak-rules.js';
+import type { AgentProfile, HttpFunction, SpeakProvider, SpeakSpec, ThinkSpec } from './types.js';
 import { checkUrl, ENDPOINT_URL } from './urls.js';
 
 /** Client-side functions callbridge provides itself; a profile may not redefine them. */
@@ -62,7 +63,7 @@ function toProfile(name: string, raw: unknown, shown: string, projectRoot: strin
     name,
     language: file.language ?? PROFILE_DEFAULTS.language,
     prompt: file.prompt,
-    think: file.think,
+    think: toThinkChain(file.think, shown),
     builtins: {
       endCall: file.endCall ?? false,
       transferAllowList: file.transfer?.allow ?? [],
@@ -76,7 +77,7 @@ function toProfile(name: string, raw: unknown, shown: string, projectRoot: strin
   if (file.greeting !== undefined) profile.greeting = file.greeting;
   if (file.listen !== undefined) profile.listen = file.listen;
   // No `speak` at all stays absent: the agent then speaks with turn-kit-en (spec 4.5).
-  if (file.speak !== undefined) profile.speak = { provider: toSpeakProvider(file.speak.provider, shown) };
+  if (file.speak !== undefined) profile.speak = toSpeakChain(file.speak, shown);
   if (file.fallback?.transferTo !== undefined) profile.fallback.transferTo = file.fallback.transferTo;
   if (file.fallback?.audioFile !== undefined) {
     profile.fallback.audioFile = resolveAudioFile(file.fallback.audioFile, projectRoot, shown);
@@ -85,25 +86,55 @@ function toProfile(name: string, raw: unknown, shown: string, projectRoot: strin
 }
 
 /**
- * Speech-service spec 4.5 and 9.5: a provider without `version` is `v1`; `v1` needs a `lyric-`
- * model and `v2` a `turn-` one. Checked here so a bad profile never reaches a live call.
+ * `think` and `speak` are one provider or a list of them, a fallback chain (docs/protocols/agent.md):
+ * each entry is checked at its own pointer, and a single object becomes a list of one.
  */
-function toSpeakProvider(provider: ProfileSpeakProvider, shown: string): SpeakProvider {
-  const version = provider.version ?? 'v1';
-  const prefix = version === 'v1' ? 'lyric-' : 'turn-';
-  if (!provider.model.startsWith(prefix)) {
-    const implied = provider.version === undefined ? ' (the default when version is omitted)' : '';
-    const hint =
-      version === 'v1' && provider.model.startsWith('turn-') ? '; set "version": "v2" for turn- voices' : '';
+function chainEntries(value: unknown, field: string, shown: string): { entry: unknown; at: string }[] {
+  if (!Array.isArray(value)) return [{ entry: value, at: `/${field}` }];
+  if (value.length === 0 || value.length > MAX_PROVIDER_CHAIN) {
     throw fileError(
       shown,
-      '/speak/provider/model',
-      `version ${version}${implied} needs a ${prefix} model, got ${JSON.stringify(provider.model)}${hint}`,
+      `/${field}`,
+      `a list must hold 1 to ${MAX_PROVIDER_CHAIN} providers, got ${value.length}`,
     );
+  }
+  return value.map((entry, i) => ({ entry, at: `/${field}/${i}` }));
+}
+
+function toThinkChain(value: unknown, shown: string): ThinkSpec[] {
+  return chainEntries(value, 'think', shown).map(({ entry, at }) => {
+    const checked = checkShape(ThinkEntryFile, entry, shown, at);
+    const spec: ThinkSpec = { provider: checked.provider };
+    if (checked.endpoint !== undefined) spec.endpoint = checked.endpoint;
+    return spec;
+  });
+}
+
+function toSpeakChain(value: unknown, shown: string): SpeakSpec[] {
+  return chainEntries(value, 'speak', shown).map(({ entry, at }) => {
+    const checked = checkShape(SpeakEntryFile, entry, shown, at);
+    const spec: SpeakSpec = { provider: toSpeakProvider(checked.provider, shown, `${at}/provider`) };
+    if (checked.endpoint !== undefined) spec.endpoint = checked.endpoint;
+    return spec;
+  });
+}
+
+/**
+ * Speech-service spec 4.5 and 9.5: a provider without `version` is `v1`; `v1` needs a `lyric-`
+ * model and `v2` a `turn-` one; a `speed` keeps to its version's range (spec 8). Checked here so a
+ * bad profile never reaches a live call.
+ */
+function toSpeakProvider(provider: SpeakEntryFile['provider'], shown: string, at: string): SpeakProvider {
+  const version = provider.version ?? 'v1';
+  const modelProblem = speakModelProblem(version, provider.model, provider.version === undefined);
+  if (modelProblem !== null) throw fileError(shown, `${at}/model`, modelProblem);
+  const { speed } = provider as { speed?: unknown };
+  if (speed !== undefined) {
+    const speedProblem = speakSpeedProblem(version, provider.model, speed);
+    if (speedProblem !== null) throw fileError(shown, `${at}/speed`, speedProblem);
   }
   return { ...provider, version, model: provider.model };
 }
-type ProfileSpeakProvider = NonNullable<ProfileFile['speak']>['provider'];
 
 function toHttpFunctions(functions: NonNullable<ProfileFile['functions']>, shown: string): HttpFunction[] {
   const seen = new Set<string>();
@@ -129,6 +160,7 @@ function toHttpFunctions(functions: NonNullable<ProfileFile['functions']>, shown
       timeoutMs: fn.timeoutMs ?? PROFILE_DEFAULTS.functionTimeoutMs,
     };
     if (fn.secret !== undefined) result.secret = fn.secret;
+    if (fn.mayUpdate !== undefined && fn.mayUpdate.length > 0) result.mayUpdate = fn.mayUpdate;
     return result;
   });
 }

@@ -64,6 +64,27 @@ const SpeakProviderFile = Type.Object(
   { additionalProperties: true },
 );
 
+/** One entry of `think`: the file may give one object or a list of them (a fallback chain). */
+export const ThinkEntryFile = Type.Object(
+  { provider: Provider, endpoint: Type.Optional(Type.Record(Type.String(), Type.Unknown())) },
+  { additionalProperties: false },
+);
+export type ThinkEntryFile = Static<typeof ThinkEntryFile>;
+
+/** One entry of `speak`: one object or a list of them, tried in order. */
+export const SpeakEntryFile = Type.Object(
+  { provider: SpeakProviderFile, endpoint: Type.Optional(Type.Record(Type.String(), Type.Unknown())) },
+  { additionalProperties: false },
+);
+export type SpeakEntryFile = Static<typeof SpeakEntryFile>;
+
+/** Longest fallback chain a profile may list: each entry is a provider the agent may fall back to. */
+export const MAX_PROVIDER_CHAIN = 5;
+
+const UpdateKind = Type.Union([Type.Literal('speak'), Type.Literal('think'), Type.Literal('listen')], {
+  errorMessage: 'must be "speak", "think" or "listen"',
+});
+
 const HttpFunctionFile = Type.Object(
   {
     name: Type.String({
@@ -75,6 +96,7 @@ const HttpFunctionFile = Type.Object(
     url: NonEmpty(),
     secret: Type.Optional(NonEmpty({ redactValue: true })),
     timeoutMs: Type.Optional(Millis(1, 30_000)),
+    mayUpdate: Type.Optional(Type.Array(UpdateKind, { uniqueItems: true })),
   },
   { additionalProperties: false },
 );
@@ -85,11 +107,10 @@ export const ProfileFile = Type.Object(
     prompt: NonEmpty(),
     greeting: Type.Optional(NonEmpty()),
     listen: Type.Optional(Type.Object({ provider: Provider }, { additionalProperties: false })),
-    think: Type.Object(
-      { provider: Provider, endpoint: Type.Optional(Type.Record(Type.String(), Type.Unknown())) },
-      { additionalProperties: false },
-    ),
-    speak: Type.Optional(Type.Object({ provider: SpeakProviderFile }, { additionalProperties: false })),
+    // One entry or a list of them: checked entry by entry by the profile loader, so a problem is
+    // named at its own pointer (`/think/1/provider/type`) rather than as a failed union.
+    think: Type.Unknown(),
+    speak: Type.Optional(Type.Unknown()),
     endCall: Type.Optional(Type.Boolean()),
     transfer: Type.Optional(
       Type.Object({ allow: Type.Array(DialTarget, { uniqueItems: true }) }, { additionalProperties: false }),

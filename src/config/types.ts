@@ -1,5 +1,6 @@
 // The validated configuration: a pure function of the environment and the config folder
 // (see load.ts). Everything downstream reads this, never process.env.
+import type { SpeechConfig } from './speech.js';
 
 export const REGIONS = ['global', 'eu', 'au', 'in'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -28,6 +29,21 @@ export interface ProviderSpec {
   [extra: string]: unknown;
 }
 
+/** One think provider of a profile; a profile lists one or more, in fallback order. */
+export interface ThinkSpec {
+  provider: ProviderSpec;
+  endpoint?: Record<string, unknown>;
+}
+
+/** One speak provider of a profile; a profile lists one or more, in fallback order. */
+export interface SpeakSpec {
+  provider: SpeakProvider;
+  endpoint?: Record<string, unknown>;
+}
+
+/** Agent reconfigurations a profile function may ask for in its answer (`UpdateSpeak`…). */
+export type AgentUpdateKind = 'speak' | 'think' | 'listen';
+
 /** A function the agent may call, run by callbridge over HTTP (issue: call control). */
 export interface HttpFunction {
   name: string;
@@ -37,6 +53,8 @@ export interface HttpFunction {
   /** HMAC-SHA256 key for the `X-Callbridge-Signature` header sent with each call. */
   secret?: string;
   timeoutMs: number;
+  /** Updates this function's answer may request (`{"update": {"speak": …}}`); empty: none. */
+  mayUpdate?: AgentUpdateKind[];
 }
 
 export interface AgentProfile {
@@ -45,9 +63,10 @@ export interface AgentProfile {
   prompt: string;
   greeting?: string;
   listen?: { provider: ProviderSpec };
-  think: { provider: ProviderSpec; endpoint?: Record<string, unknown> };
-  /** Absent: the agent's default voice, `turn-kit-en`. */
-  speak?: { provider: SpeakProvider };
+  /** One or more, in fallback order (a profile may write one object or a list). */
+  think: ThinkSpec[];
+  /** One or more, in fallback order. Absent: the agent's default voice, `turn-kit-en`. */
+  speak?: SpeakSpec[];
   /** Built-in client-side functions the profile enables. */
   builtins: {
     endCall: boolean;
@@ -145,4 +164,6 @@ export interface Config {
   regions: Record<Region, RegionHosts>;
   profiles: Record<string, AgentProfile>;
   numbers: NumberRouting;
+  /** Analysis and rendered prompts (`ANALYSIS`, config/prompts.json); absent means both off. */
+  speech?: SpeechConfig;
 }

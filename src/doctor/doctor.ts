@@ -5,6 +5,7 @@ import type { Env } from '../config/env.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { probeAgent } from './probe-agent.js';
+import { modelChecks } from './probe-models.js';
 import { probeSpeechApi, probeTwilio } from './probe-http.js';
 import { probeRedis } from './probe-redis.js';
 import { probeTcp } from './probe-tcp.js';
@@ -43,6 +44,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Che
     [adminTokenLine(config), webhookSecretsLine(config)],
     stateCheck(config, timeoutMs),
     gatewayChecks(config, timeoutMs),
+    modelChecks(config, timeoutMs),
   ]);
   return redactLines(groups.flat(), env);
 }

@@ -250,6 +250,38 @@ export function createMetrics(region: string) {
       buckets: LATENCY_BUCKETS,
       registers: r,
     }),
+
+    agentTurnLatency: new Histogram({
+      name: 'callbridge_agent_turn_latency_seconds',
+      help: "The agent's per-turn delay breakdown from LatencyReport, by kind (stt, thinking, thinking_text, tts, total).",
+      labelNames: ['kind'],
+      buckets: LATENCY_BUCKETS,
+      registers: r,
+    }),
+    analyses: new Counter({
+      name: 'callbridge_analyses_total',
+      help: 'Post-call analyses finished, by outcome (ok, skipped, failed).',
+      labelNames: ['outcome'],
+      registers: r,
+    }),
+    analysisDuration: new Histogram({
+      name: 'callbridge_analysis_duration_seconds',
+      help: 'Time of each analysis request to the speech service, by outcome (ok, retried, failed).',
+      labelNames: ['outcome'],
+      buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+      registers: r,
+    }),
+    analysisQueueDepth: new Gauge({
+      name: 'callbridge_analysis_queue_depth',
+      help: 'Analyses waiting, delayed for a retry or in progress on the shared queue.',
+      registers: r,
+    }),
+    promptRenders: new Counter({
+      name: 'callbridge_prompt_renders_total',
+      help: 'Fixed prompts asked for, by kind and where the audio came from (cache, rendered, bundled).',
+      labelNames: ['kind', 'source'],
+      registers: r,
+    }),
   };
 }
 

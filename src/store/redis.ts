@@ -2,6 +2,7 @@
 // counters and the queue hold across instances. Every key starts with `keyPrefix`.
 import { Redis } from 'ioredis';
 import { DEFAULT_CALL_RECORD_RETENTION_MS } from './call-record-query.js';
+import { redisAnalysisJobs } from './redis/analysis-jobs.js';
 import { redisCallRecords } from './redis/call-records.js';
 import { redisEventQueue } from './redis/event-queue.js';
 import { redisIdempotencyKeys } from './redis/idempotency.js';
@@ -55,6 +56,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<Store>
       now,
       options.callRecordRetentionMs ?? DEFAULT_CALL_RECORD_RETENTION_MS,
     ),
+    ...redisAnalysisJobs(client, prefix, now),
     async close() {
       if (client.status === 'end') return;
       try {

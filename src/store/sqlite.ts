@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { analysisJobMigrations, sqliteAnalysisJobs } from './sqlite/analysis-jobs.js';
 import { callRecordMigrations, sqliteCallRecords } from './sqlite/call-records.js';
 import { DEFAULT_CALL_RECORD_RETENTION_MS } from './call-record-query.js';
 import { eventQueueMigrations, sqliteEventQueue } from './sqlite/event-queue.js';
@@ -45,6 +46,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...eventQueueMigrations,
     ...providerVerificationMigrations,
     ...callRecordMigrations,
+    ...analysisJobMigrations,
   ]);
 
   const onceClaims = sqliteOnceClaims(db, now);
@@ -69,6 +71,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...sqliteEventQueue(db, now),
     ...sqliteProviderVerifications(db),
     ...sqliteCallRecords(db, now, options.callRecordRetentionMs ?? DEFAULT_CALL_RECORD_RETENTION_MS),
+    ...sqliteAnalysisJobs(db, now),
     async close() {
       clearInterval(pruneTimer);
       if (db.open) db.close();

@@ -129,7 +129,56 @@ export interface CallRecords {
   listCallRecords(query: CallRecordQuery): Promise<CallRecordPage>;
 }
 
+/** What an analysis job needs: the call it belongs to and the text to send. `text` must survive JSON. */
+export interface AnalysisJobInput {
+  callSid: string;
+  /** The `language` query parameter the text goes with. */
+  language: string;
+  text: string;
+  /** The transcript was cut to fit the analysis bound. */
+  truncated: boolean;
+}
+
+export interface AnalysisJob extends AnalysisJobInput {
+  /** Attempts started, this one included once claimed. */
+  attempts: number;
+  enqueuedAtMs: number;
+  lastError: string | null;
+}
+
+/** A claimed job; `receipt` proves the claim to retry it later. */
+export interface ClaimedAnalysisJob extends AnalysisJob {
+  receipt: string;
+}
+
+export type AnalysisEnqueueResult = 'queued' | 'duplicate' | 'full';
+
+/**
+ * Post-call analysis work, durable across restarts and shared by instances. One job per call: a
+ * second enqueue for the same callSid changes nothing. A job claimed by a consumer that neither
+ * completes nor retries it within `leaseMs` (a crashed instance) is handed out again.
+ */
+export interface AnalysisJobs {
+  /** Adds the job unless one for the call exists (`duplicate`) or `maxQueued` jobs exist (`full`). */
+  enqueueAnalysisJob(job: AnalysisJobInput, maxQueued: number): Promise<AnalysisEnqueueResult>;
+  /** The next due job for `consumer`, oldest due first, or null. Never blocks. */
+  claimAnalysisJob(consumer: string, leaseMs: number): Promise<ClaimedAnalysisJob | null>;
+  /** Removes the job: it has its outcome. */
+  completeAnalysisJob(job: ClaimedAnalysisJob): Promise<void>;
+  /** Puts the job back, due again in `delayMs`. No-op once the claim has lapsed to another consumer. */
+  retryAnalysisJobLater(job: ClaimedAnalysisJob, delayMs: number, error: string): Promise<void>;
+  /** Jobs waiting, delayed or in progress. */
+  analysisJobCount(): Promise<number>;
+}
+
 export interface Store
-  extends OnceClaims, IdempotencyKeys, WindowCounters, EventQueue, ProviderVerifications, CallRecords {
+  extends
+    OnceClaims,
+    IdempotencyKeys,
+    WindowCounters,
+    EventQueue,
+    ProviderVerifications,
+    CallRecords,
+    AnalysisJobs {
   close(): Promise<void>;
 }

@@ -115,6 +115,31 @@ describe('admin calls API: reading records', () => {
     expect(one.body).toEqual(records[2]);
   });
 
+  it("shows a call's post-call analysis with its record", async () => {
+    const server = await start();
+    const analysis: CallRecord['analysis'] = {
+      outcome: 'ok',
+      attempts: 2,
+      summary: 'The caller asked for opening hours.',
+      sentiment: 'positive',
+      sentimentScore: 0.4,
+      topics: ['opening hours and location'],
+      intents: ['get help'],
+      language: 'en',
+      at: new Date().toISOString(),
+    };
+    const skipped: CallRecord['analysis'] = {
+      outcome: 'skipped',
+      reason: 'language "es" is not accepted by the text intelligence endpoint (English only)',
+      attempts: 0,
+      at: new Date().toISOString(),
+    };
+    await server.store.saveCallRecord(callRecord('CA-analysed', Date.now() - HOUR_MS, { analysis }));
+    await server.store.saveCallRecord(callRecord('CA-skipped', Date.now() - HOUR_MS, { analysis: skipped }));
+    expect((await get(server, '/v1/calls/CA-analysed')).body.analysis).toEqual(analysis);
+    expect((await get(server, '/v1/calls/CA-skipped')).body.analysis).toEqual(skipped);
+  });
+
   it('answers 404 in the error format for an unknown call', async () => {
     const server = await start();
     const res = await get(server, '/v1/calls/CA-nobody');

@@ -33,7 +33,7 @@ const PROFILE: AgentProfile = {
   language: 'en',
   prompt: 'You are a test agent.',
   greeting: 'Hello from the test.',
-  think: { provider: { type: 'open_ai', model: 'gpt-4o-mini' } },
+  think: [{ provider: { type: 'open_ai', model: 'gpt-4o-mini' } }],
   builtins: { endCall: true, transferAllowList: ['+15550199'] },
   httpFunctions: [],
   dtmf: { enabled: true, interDigitTimeoutMs: 2000, terminator: '#', maxDigits: 20 },

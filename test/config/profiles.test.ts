@@ -25,7 +25,7 @@ describe('profile defaults', () => {
       name: 'default',
       language: 'en',
       prompt: MINIMAL_PROFILE.prompt,
-      think: MINIMAL_PROFILE.think,
+      think: [MINIMAL_PROFILE.think],
       builtins: { endCall: false, transferAllowList: [] },
       httpFunctions: [],
       dtmf: { enabled: true, interDigitTimeoutMs: 2000, terminator: '#', maxDigits: 20 },
@@ -73,8 +73,8 @@ describe('profile defaults', () => {
       language: 'es',
       greeting: 'Hola.',
       listen: { provider: { type: 'speech', model: 'std-3' } },
-      think: { provider: { temperature: 0.7 }, endpoint: { url: 'x' } },
-      speak: { provider: { type: 'speech', version: 'v2', model: 'turn-kit-en', speed: 1.1 } },
+      think: [{ provider: { temperature: 0.7 }, endpoint: { url: 'x' } }],
+      speak: [{ provider: { type: 'speech', version: 'v2', model: 'turn-kit-en', speed: 1.1 } }],
       builtins: { endCall: true, transferAllowList: ['+15551234567', 'sip:desk@example.com'] },
       httpFunctions: [
         {
@@ -120,9 +120,9 @@ describe('profile defaults', () => {
 
 describe('speak provider rules (speech-service spec 4.5)', () => {
   it('sets version v1 when a provider has none', () => {
-    expect(loadProfile(withSpeak({ type: 'speech', model: 'lyric-2-andromeda-en' })).speak).toEqual({
-      provider: { type: 'speech', version: 'v1', model: 'lyric-2-andromeda-en' },
-    });
+    expect(loadProfile(withSpeak({ type: 'speech', model: 'lyric-2-andromeda-en' })).speak).toEqual([
+      { provider: { type: 'speech', version: 'v1', model: 'lyric-2-andromeda-en' } },
+    ]);
   });
 
   it('rejects a turn- model when version is omitted, since that means v1', () => {
@@ -145,7 +145,7 @@ describe('speak provider rules (speech-service spec 4.5)', () => {
       `${FILE}: /speak/provider/model: version v2 needs a turn- model, got "lyric-2-andromeda-en"`,
     );
     expect(
-      loadProfile(withSpeak({ type: 'speech', version: 'v2', model: 'turn-kit-en' })).speak?.provider,
+      loadProfile(withSpeak({ type: 'speech', version: 'v2', model: 'turn-kit-en' })).speak?.[0]?.provider,
     ).toEqual({
       type: 'speech',
       version: 'v2',
@@ -183,7 +183,10 @@ describe('profile shape', () => {
   });
 
   it('passes extra provider fields through', () => {
-    expect(loadProfile(MINIMAL_PROFILE).think.provider).toEqual({ type: 'open_ai', model: 'gpt-4o-mini' });
+    expect(loadProfile(MINIMAL_PROFILE).think[0]?.provider).toEqual({
+      type: 'open_ai',
+      model: 'gpt-4o-mini',
+    });
   });
 
   it('names the field and value of a wrong type', () => {
@@ -382,6 +385,104 @@ describe('profile files', () => {
     const missing = makeProject({ 'config/agents': null });
     expect(configErrorOf(() => load({}, missing)).message).toBe(
       'config/agents: cannot read the agent profiles folder (ENOENT)',
+    );
+  });
+});
+
+describe('think and speak fallback chains (docs/protocols/agent.md)', () => {
+  const lyric = { type: 'speech', model: 'lyric-2-andromeda-en' };
+  const turn = { type: 'speech', version: 'v2', model: 'turn-kit-en' };
+
+  it('keeps a list of think providers in order, and a single one as a list of one', () => {
+    const profile = loadProfile({
+      ...MINIMAL_PROFILE,
+      think: [
+        { provider: { type: 'open_ai', model: 'gpt-4o-mini' } },
+        { provider: { type: 'anthropic', model: 'claude-3-5-haiku-latest' }, endpoint: { url: 'y' } },
+      ],
+    });
+    expect(profile.think).toEqual([
+      { provider: { type: 'open_ai', model: 'gpt-4o-mini' } },
+      { provider: { type: 'anthropic', model: 'claude-3-5-haiku-latest' }, endpoint: { url: 'y' } },
+    ]);
+    expect(loadProfile(MINIMAL_PROFILE).think).toHaveLength(1);
+  });
+
+  it('checks every speak entry by its own version rule and names the entry that breaks it', () => {
+    const profile = loadProfile({ ...MINIMAL_PROFILE, speak: [{ provider: turn }, { provider: lyric }] });
+    expect(profile.speak?.map((s) => s.provider)).toEqual([turn, { ...lyric, version: 'v1' }]);
+    expect(
+      profileError({
+        ...MINIMAL_PROFILE,
+        speak: [
+          { provider: turn },
+          { provider: { type: 'speech', version: 'v2', model: 'lyric-2-luna-en' } },
+        ],
+      }),
+    ).toBe(`${FILE}: /speak/1/provider/model: version v2 needs a turn- model, got "lyric-2-luna-en"`);
+    expect(profileError({ ...MINIMAL_PROFILE, speak: [{ provider: turn }, { provider: {} }] })).toBe(
+      `${FILE}: /speak/1/provider/type: is required`,
+    );
+  });
+
+  it('refuses an empty or overlong chain and an entry that is not an object', () => {
+    expect(profileError({ ...MINIMAL_PROFILE, think: [] })).toBe(
+      `${FILE}: /think: a list must hold 1 to 5 providers, got 0`,
+    );
+    expect(
+      profileError({ ...MINIMAL_PROFILE, speak: Array.from({ length: 6 }, () => ({ provider: turn })) }),
+    ).toBe(`${FILE}: /speak: a list must hold 1 to 5 providers, got 6`);
+    expect(profileError({ ...MINIMAL_PROFILE, think: ['gpt-4o-mini'] })).toBe(
+      `${FILE}: /think/0: must be an object, got "gpt-4o-mini"`,
+    );
+    expect(profileError({ ...MINIMAL_PROFILE, think: 'gpt-4o-mini' })).toBe(
+      `${FILE}: /think: must be an object, got "gpt-4o-mini"`,
+    );
+    expect(profileError({ ...MINIMAL_PROFILE, think: [{ provider: { type: 'x' }, prompt: 'p' }] })).toBe(
+      `${FILE}: /think/0/prompt: unknown field`,
+    );
+  });
+});
+
+describe('speak speed (speech-service spec 8)', () => {
+  const speak = (provider: Record<string, unknown>) => profileError(withSpeak(provider));
+
+  it('takes 0.7 to 1.5 on v1, for lyric-2 English and Spanish voices only', () => {
+    expect(
+      loadProfile(withSpeak({ type: 'speech', model: 'lyric-2-andromeda-en', speed: 0.7 })).speak,
+    ).toHaveLength(1);
+    expect(
+      loadProfile(withSpeak({ type: 'speech', model: 'lyric-2-celeste-es', speed: 1.5 })).speak,
+    ).toHaveLength(1);
+    expect(speak({ type: 'speech', model: 'lyric-2-andromeda-en', speed: 0.6 })).toBe(
+      `${FILE}: /speak/provider/speed: must be from 0.7 to 1.5 on version v1, got 0.6`,
+    );
+    expect(speak({ type: 'speech', model: 'lyric-1-asteria-en', speed: 1 })).toBe(
+      `${FILE}: /speak/provider/speed: version v1 takes a speed only for lyric-2-* English and Spanish voices, not "lyric-1-asteria-en"`,
+    );
+    expect(speak({ type: 'speech', model: 'lyric-2-andromeda-fr', speed: 1 })).toMatch(/English and Spanish/);
+  });
+
+  it('takes 0.5 to 1.5 in steps of 0.05 on v2', () => {
+    const turn = (speed: unknown) => ({ type: 'speech', version: 'v2', model: 'turn-kit-en', speed });
+    expect(loadProfile(withSpeak(turn(0.5))).speak?.[0]?.provider.speed).toBe(0.5);
+    expect(loadProfile(withSpeak(turn(1.35))).speak?.[0]?.provider.speed).toBe(1.35);
+    expect(speak(turn(1.07))).toBe(
+      `${FILE}: /speak/provider/speed: must be from 0.5 to 1.5 in steps of 0.05 on version v2, got 1.07`,
+    );
+    expect(speak(turn(1.55))).toMatch(/from 0.5 to 1.5/);
+    expect(speak(turn('fast'))).toBe(`${FILE}: /speak/provider/speed: must be a number`);
+  });
+});
+
+describe('functions that may update the agent', () => {
+  it('keeps the updates a function may request, and refuses an unknown kind', () => {
+    expect(
+      loadProfile(withFunctions({ ...FN, mayUpdate: ['speak', 'listen'] })).httpFunctions[0]?.mayUpdate,
+    ).toEqual(['speak', 'listen']);
+    expect(loadProfile(withFunctions(FN)).httpFunctions[0]).not.toHaveProperty('mayUpdate');
+    expect(profileError(withFunctions({ ...FN, mayUpdate: ['voice'] }))).toBe(
+      `${FILE}: /functions/0/mayUpdate/0: must be "speak", "think" or "listen", got "voice"`,
     );
   });
 });

@@ -156,6 +156,8 @@ describe('callbridge doctor', () => {
         'not configured: inbox, inbox_rules, deploy, code (they reject every request)',
       expect.stringMatching(/^ok {3}state: embedded SQLite/),
       `ok   operator gateway http://127.0.0.1:${gatewayPort}/events: TCP connect to 127.0.0.1:${gatewayPort} succeeded`,
+      `ok   think models: every profile's model is listed by ${agent.httpUrl}/v1/agent/settings/think/models (4 listed)`,
+      'ok   listen and speak models follow the family rules (listen std- or turn-; speak lyric- on v1, turn- on v2)',
     ]);
     expect(twilio.requests).toEqual([`GET /2010-04-01/Accounts/${TWILIO_SID}.json`]);
     expect(output).not.toContain('not-for-print');

@@ -289,6 +289,112 @@ export function storeContract(name: string, harness: () => Promise<StoreHarness>
       });
     });
 
+    describe('analysis jobs', () => {
+      const job = (callSid: string, text = PAYLOAD.text) => ({
+        callSid,
+        language: 'en-US',
+        text,
+        truncated: false,
+      });
+
+      it('queues one job per call and hands it out with its text intact', async () => {
+        expect(await store.enqueueAnalysisJob(job('CA-1'), 10)).toBe('queued');
+        expect(await store.enqueueAnalysisJob({ ...job('CA-1'), text: 'other' }, 10)).toBe('duplicate');
+        expect(await store.analysisJobCount()).toBe(1);
+        const claimed = await store.claimAnalysisJob('worker-a', 60_000);
+        expect(claimed).toMatchObject({ ...job('CA-1'), attempts: 1, lastError: null });
+        expect(claimed?.text).toBe(PAYLOAD.text);
+        expect(claimed?.enqueuedAtMs).toBeGreaterThan(Date.now() - 60_000);
+        expect(await store.claimAnalysisJob('worker-b', 60_000)).toBeNull();
+        // In progress still counts, and still blocks a duplicate.
+        expect(await store.analysisJobCount()).toBe(1);
+        expect(await store.enqueueAnalysisJob(job('CA-1'), 10)).toBe('duplicate');
+      });
+
+      it('refuses a job past the bound, and takes one again once a job is done', async () => {
+        expect(await store.enqueueAnalysisJob(job('CA-1'), 2)).toBe('queued');
+        expect(await store.enqueueAnalysisJob(job('CA-2'), 2)).toBe('queued');
+        expect(await store.enqueueAnalysisJob(job('CA-3'), 2)).toBe('full');
+        const claimed = await store.claimAnalysisJob('a', 60_000);
+        if (!claimed) throw new Error('expected a job');
+        expect(claimed.callSid).toBe('CA-1');
+        await store.completeAnalysisJob(claimed);
+        expect(await store.enqueueAnalysisJob(job('CA-3'), 2)).toBe('queued');
+        expect(await store.analysisJobCount()).toBe(2);
+      });
+
+      it('gives each job to one of several concurrent consumers on several instances', async () => {
+        const other = await open();
+        for (let n = 0; n < 5; n++) await store.enqueueAnalysisJob(job(`CA-${n}`), 100);
+        const claims = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => (i % 2 ? store : other).claimAnalysisJob(`w-${i}`, 60_000)),
+        );
+        const got = claims.filter((c) => c !== null).map((c) => c.callSid);
+        expect(got.sort()).toEqual(['CA-0', 'CA-1', 'CA-2', 'CA-3', 'CA-4']);
+      });
+
+      it('holds a retried job back for its delay, then hands it out with one more attempt', async () => {
+        await store.enqueueAnalysisJob(job('CA-1'), 10);
+        const claimed = await store.claimAnalysisJob('a', 60_000);
+        if (!claimed) throw new Error('expected a job');
+        await store.retryAnalysisJobLater(claimed, 150, 'speech service answered 503');
+        expect(await store.claimAnalysisJob('a', 60_000)).toBeNull();
+        expect(await store.analysisJobCount()).toBe(1);
+        await sleep(220);
+        expect(await store.claimAnalysisJob('b', 60_000)).toMatchObject({
+          callSid: 'CA-1',
+          attempts: 2,
+          lastError: 'speech service answered 503',
+        });
+      });
+
+      it("hands a crashed consumer's job to another once its lease lapses, and ignores the stale retry", async () => {
+        await store.enqueueAnalysisJob(job('CA-1'), 10);
+        const lost = await store.claimAnalysisJob('crashed', 80);
+        if (!lost) throw new Error('expected a job');
+        expect(await store.claimAnalysisJob('survivor', 80)).toBeNull();
+        await sleep(150);
+        const taken = await store.claimAnalysisJob('survivor', 60_000);
+        expect(taken).toMatchObject({ callSid: 'CA-1', attempts: 2 });
+        // The first consumer wakes up and puts the job back: it no longer holds it, so nothing moves.
+        await store.retryAnalysisJobLater(lost, 0, 'stale');
+        expect(await store.claimAnalysisJob('third', 60_000)).toBeNull();
+      });
+
+      it('forgets a completed job for good, even when a retry comes after', async () => {
+        await store.enqueueAnalysisJob(job('CA-1'), 10);
+        const claimed = await store.claimAnalysisJob('a', 60_000);
+        if (!claimed) throw new Error('expected a job');
+        await store.completeAnalysisJob(claimed);
+        await store.retryAnalysisJobLater(claimed, 0, 'late');
+        expect(await store.analysisJobCount()).toBe(0);
+        expect(await store.claimAnalysisJob('a', 60_000)).toBeNull();
+        // The call may be analysed again later (a replaced record): the key is free.
+        expect(await store.enqueueAnalysisJob(job('CA-1'), 10)).toBe('queued');
+      });
+
+      it('keeps queued jobs across a restart: a new instance over the same state finds them', async () => {
+        // A restart between a call's end and its analysis must lose no analysis, waiting or in progress.
+        await store.enqueueAnalysisJob(job('CA-leased'), 10);
+        expect((await store.claimAnalysisJob('dying', 80))?.callSid).toBe('CA-leased');
+        await store.enqueueAnalysisJob(job('CA-queued', 'Caller: hello.'), 10);
+        await store.close();
+        const restarted = await open();
+        expect(await restarted.analysisJobCount()).toBe(2);
+        expect(await restarted.claimAnalysisJob('after', 60_000)).toMatchObject({
+          callSid: 'CA-queued',
+          text: 'Caller: hello.',
+          attempts: 1,
+        });
+        // The job the dead instance held comes back once its lease lapses.
+        await sleep(150);
+        expect(await restarted.claimAnalysisJob('after', 60_000)).toMatchObject({
+          callSid: 'CA-leased',
+          attempts: 2,
+        });
+      });
+    });
+
     describe('provider verifications', () => {
       it('keeps the latest verified time per provider', async () => {
         expect(await store.providerVerifiedTimes()).toEqual({});

@@ -32,11 +32,13 @@ describe.skipIf(!available)('redis', () => {
     });
     await store.incrementWindowCounter('ip', 60_000);
     await store.markProviderVerified('code', 1);
+    await store.enqueueAnalysisJob({ callSid: 'CA1', language: 'en', text: 't', truncated: false }, 10);
+    await store.claimAnalysisJob('w', 60_000);
     await store.close();
     const client = new Redis(REDIS_URL);
     const keys = await client.keys(`${keyPrefix}*`);
     await client.quit();
-    expect(keys.length).toBeGreaterThanOrEqual(4);
+    expect(keys.length).toBeGreaterThanOrEqual(8);
     await deleteKeys(keyPrefix);
   });
 

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { AgentServerMessage, FunctionCallEntry } from '../../agent/protocol.js';
+import type { AgentServerMessage, FunctionCallEntry, InjectBehavior } from '../../agent/protocol.js';
 import { FALLBACK_REPLY_IDS, type PhraseBook } from './phrases.js';
 import { Playback } from './playback.js';
 import type { Scenario, ScenarioFunctionCall, ScenarioTurn } from './scenario.js';
@@ -25,6 +25,8 @@ export interface ConversationOptions {
   scenario: Scenario | undefined;
   realtime: boolean;
   functionCallTimeoutMs: number;
+  /** Send a `LatencyReport` with each reply. */
+  latencyReports?: boolean;
   logger: Logger;
 }
 
@@ -39,7 +41,9 @@ export class Conversation {
   readonly #opts: ConversationOptions;
   readonly #log: Logger;
   readonly #abort = new AbortController();
-  readonly #pendingCalls = new Map<string, () => void>();
+  readonly #pendingCalls = new Map<string, (content: string) => void>();
+  /** `queue` injections that arrived while the caller spoke: said after their turn. */
+  #afterTurn: string[] = [];
   #queue: Promise<void> = Promise.resolve();
   #queued = 0;
   #turnIndex = 0;
@@ -78,6 +82,9 @@ export class Conversation {
   userTurnEnded(speechMs: number): void {
     const endedAt = performance.now();
     this.#enqueue('turn', () => this.#answerTurn({ speechMs }, endedAt));
+    for (const message of this.#afterTurn.splice(0)) {
+      this.#enqueue('injected agent message', () => this.#speak(message, performance.now()));
+    }
   }
 
   injectUserMessage(content: string): void {
@@ -85,16 +92,26 @@ export class Conversation {
     this.#enqueue('injected user message', () => this.#answerTurn({ content }, at));
   }
 
-  injectAgentMessage(message: string): void {
+  /**
+   * `InjectAgentMessage` (docs/protocols/agent.md, `behavior`): `default` and `queue` are said after
+   * what is already queued, `queue` after the caller's turn when they are speaking; `interrupt`
+   * cuts the reply being spoken short first. (Refusing while the caller speaks is the session's.)
+   */
+  injectAgentMessage(message: string, behavior: InjectBehavior = 'default', callerSpeaking = false): void {
+    if (behavior === 'queue' && callerSpeaking) {
+      if (this.#afterTurn.length < MAX_QUEUED_ACTIONS) this.#afterTurn.push(message);
+      return;
+    }
+    if (behavior === 'interrupt') this.#playback?.cancel();
     const at = performance.now();
     this.#enqueue('injected agent message', () => this.#speak(message, at));
   }
 
   /** Settles the pending function call with this id; false when none is pending under it. */
-  functionCallResponse(id: string): boolean {
+  functionCallResponse(id: string, content = ''): boolean {
     const settle = this.#pendingCalls.get(id);
     if (!settle) return false;
-    settle();
+    settle(content);
     return true;
   }
 
@@ -133,6 +150,7 @@ export class Conversation {
       input.content ?? turn?.user ?? `(caller spoke for ${((input.speechMs ?? 0) / 1000).toFixed(1)} s)`;
     this.#log.debug({ transcript: heard }, 'caller turn');
     this.#io.send({ type: 'ConversationText', role: 'user', content: heard });
+    this.#history({ type: 'History', role: 'user', content: heard });
 
     if (turn?.error) {
       this.#io.fail(turn.error.code, turn.error.description);
@@ -153,14 +171,26 @@ export class Conversation {
     const thoughtAt = performance.now();
     const utterance = this.#opts.phrases.resolve(ref);
     this.#io.send({ type: 'ConversationText', role: 'assistant', content: utterance.text });
+    this.#history({ type: 'History', role: 'assistant', content: utterance.text });
     const audio = this.#opts.phrases.render(utterance, this.#settings.output);
     const readyAt = performance.now();
-    this.#io.send({
-      type: 'AgentStartedSpeaking',
+    const latency = {
       total_latency: seconds(readyAt - startedAt),
       tts_latency: seconds(readyAt - thoughtAt),
       ttt_latency: seconds(thoughtAt - startedAt),
-    });
+    };
+    this.#io.send({ type: 'AgentStartedSpeaking', ...latency });
+    if (this.#opts.latencyReports) {
+      // No speech recognizer here: its share is reported as 0, the rest as measured.
+      this.#io.send({
+        type: 'LatencyReport',
+        stt_latency: 0,
+        ttt_token_latency: latency.ttt_latency,
+        ttt_text_latency: latency.ttt_latency,
+        tts_latency: latency.tts_latency,
+        total_latency: latency.total_latency,
+      });
+    }
     if (dropAfterMs !== undefined) {
       this.#dropTimer = setTimeout(() => this.#io.drop('scenario drop mid-reply'), dropAfterMs);
     }
@@ -193,19 +223,30 @@ export class Conversation {
     }
     if (entries.length === 0) return;
     this.#io.send({ type: 'FunctionCallRequest', functions: entries });
+    let responses: Map<string, string>;
     try {
-      await this.#awaitResponses(entries.map((e) => e.id));
+      responses = await this.#awaitResponses(entries.map((e) => e.id));
     } catch (err) {
       if (err instanceof FunctionCallTimeout) this.#io.fail('FUNCTION_CALL_TIMEOUT', err.message);
       throw err;
     }
+    this.#history({
+      type: 'History',
+      function_calls: entries.map((entry) => ({ ...entry, response: responses.get(entry.id) ?? '' })),
+    });
   }
 
-  #awaitResponses(ids: string[]): Promise<void> {
+  /** `History` events go out only when Settings set `flags.history` (docs/protocols/agent.md). */
+  #history(message: Extract<AgentServerMessage, { type: 'History' }>): void {
+    if (this.#settings.history) this.#io.send(message);
+  }
+
+  #awaitResponses(ids: string[]): Promise<Map<string, string>> {
     const signal = this.#abort.signal;
     const timeoutMs = this.#opts.functionCallTimeoutMs;
     return new Promise((resolve, reject) => {
       const waiting = new Set(ids);
+      const responses = new Map<string, string>();
       const cleanup = () => {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
@@ -225,12 +266,13 @@ export class Conversation {
       }, timeoutMs);
       signal.addEventListener('abort', onAbort, { once: true });
       for (const id of ids) {
-        this.#pendingCalls.set(id, () => {
+        this.#pendingCalls.set(id, (content) => {
           waiting.delete(id);
+          responses.set(id, content);
           this.#pendingCalls.delete(id);
           if (waiting.size === 0) {
             cleanup();
-            resolve();
+            resolve(responses);
           }
         });
       }

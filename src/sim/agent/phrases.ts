@@ -70,6 +70,13 @@ export class PhraseBook {
     return { text: ref, audio: synthesizePlaceholderSpeech(ref) };
   }
 
+  /** Text to speak (the speak endpoints): a phrase's recording when the text is one, else a placeholder. */
+  speak(text: string): Utterance {
+    const id = this.#byText.get(normalize(text));
+    if (id !== undefined) return { text: this.#texts.get(id)!, phraseId: id, audio: this.#audio.get(id)! };
+    return { text, audio: synthesizePlaceholderSpeech(text) };
+  }
+
   /** The utterance's audio in `format`, converted from μ-law 8 kHz. */
   render(utterance: Utterance, format: AudioFormat): Buffer {
     if (utterance.phraseId === undefined) return transcode(utterance.audio, PHRASE_FORMAT, format);

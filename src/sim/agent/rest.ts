@@ -1,10 +1,15 @@
-// The REST subset of the local agent: the token grant and the think models listing (PROTOCOLS.md
-// section 1; spec sections 4.5 and 5). Every other path answers 404.
+// The REST subset of the local agent: the token grant, the think models listing, text
+// intelligence and the batch speak endpoints (docs/protocols/agent.md;
+// docs/protocols/speech-service.md, sections 4.3 to 4.6 and 5). Every other path answers 404.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AGENT_PATH } from '../../agent/protocol.js';
 import { type AuthPolicy, authorize } from './auth.js';
 import { errorBody, sendJson } from './http-replies.js';
 import { issueJwt } from './jwt.js';
+import type { PhraseBook } from './phrases.js';
+import { handleRead, READ_PATH } from './read.js';
+import { handleSpeak, SPEAK_V1_PATH, SPEAK_V2_PATH } from './speak.js';
+import { readBody } from './request-body.js';
 import { THINK_MODELS } from './think-models.js';
 
 export const GRANT_PATH = '/v1/auth/grant';
@@ -15,8 +20,16 @@ export const DEFAULT_GRANT_TTL_SECONDS = 30;
 const MAX_GRANT_TTL_SECONDS = 3600;
 const MAX_BODY_BYTES = 16 * 1024;
 
-export async function handleRest(req: IncomingMessage, res: ServerResponse, auth: AuthPolicy): Promise<void> {
+export async function handleRest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  auth: AuthPolicy,
+  phrases: PhraseBook,
+): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  if (path === READ_PATH) return handleRead(req, res, auth);
+  if (path === SPEAK_V1_PATH) return handleSpeak('v1', req, res, auth, phrases);
+  if (path === SPEAK_V2_PATH) return handleSpeak('v2', req, res, auth, phrases);
   if (path === GRANT_PATH) {
     if (req.method !== 'POST') return sendJson(res, 405, errorBody(405, 'use POST'));
     return grant(req, res, auth);
@@ -37,7 +50,7 @@ async function grant(req: IncomingMessage, res: ServerResponse, auth: AuthPolicy
   if (!check.ok) return sendJson(res, 401, errorBody(401, check.reason));
   if (check.kind !== 'key') return sendJson(res, 401, errorBody(401, 'a token grant needs an API key'));
 
-  const body = await readBody(req);
+  const body = await readBody(req, MAX_BODY_BYTES);
   if (body === undefined) return sendJson(res, 413, errorBody(413, `body over ${MAX_BODY_BYTES} bytes`));
   let ttl = DEFAULT_GRANT_TTL_SECONDS;
   if (body.trim() !== '') {
@@ -64,16 +77,4 @@ async function grant(req: IncomingMessage, res: ServerResponse, auth: AuthPolicy
     }
   }
   sendJson(res, 200, { access_token: issueJwt(auth.jwtSecret, ttl), expires_in: ttl });
-}
-
-/** The request body as text, or undefined past the size limit. */
-async function readBody(req: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -29,6 +29,8 @@ export interface Scenario {
   turns: ScenarioTurn[];
   /** Refuse this many upgrades with this HTTP status (every one when `times` is absent). */
   refuseHandshake?: { status: number; times?: number };
+  /** Send a `LatencyReport` after each reply. */
+  latencyReports?: boolean;
 }
 
 /** Reads and validates a scenario file; throws CALLBRIDGE_CONFIG_INVALID naming the bad field. */
@@ -54,7 +56,7 @@ export function parseScenario(value: unknown, source = 'scenario'): Scenario {
     throw new ConfigError(`${source}: ${field} ${problem}`);
   };
   const root = objectAt(value, 'the scenario', fail);
-  onlyKeys(root, ['greeting', 'turns', 'refuseHandshake'], '', fail);
+  onlyKeys(root, ['greeting', 'turns', 'refuseHandshake', 'latencyReports'], '', fail);
 
   const scenario: Scenario = { turns: [] };
   if (root.greeting !== undefined) scenario.greeting = textAt(root.greeting, 'greeting', fail);
@@ -62,6 +64,10 @@ export function parseScenario(value: unknown, source = 'scenario'): Scenario {
   (root.turns as unknown[]).forEach((turn, i) => {
     scenario.turns.push(parseTurn(turn, `turns[${i}]`, fail));
   });
+  if (root.latencyReports !== undefined) {
+    if (typeof root.latencyReports !== 'boolean') fail('latencyReports', 'must be true or false');
+    scenario.latencyReports = root.latencyReports as boolean;
+  }
   if (root.refuseHandshake !== undefined) {
     const refuse = objectAt(root.refuseHandshake, 'refuseHandshake', fail);
     onlyKeys(refuse, ['status', 'times'], 'refuseHandshake.', fail);

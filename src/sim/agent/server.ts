@@ -1,6 +1,8 @@
-// The local voice agent: one node:http server answering the agent WebSocket at /v1/agent/converse
-// and the REST subset (token grant, think models). Used by `callbridge sim` and, in-process, when no
-// AGENT_URL is configured; it behaves like the real service (PROTOCOLS.md section 1; spec 4.5, 5, 7, 8).
+// The local voice agent: one node:http server answering the agent WebSocket at /v1/agent/converse,
+// the streaming speak WebSocket at /v2/speak, and the REST subset (token grant, think models, text
+// intelligence, batch speak). Used by `callbridge sim` and, in-process, when no AGENT_URL is
+// configured; it behaves like the real service (docs/protocols/agent.md;
+// docs/protocols/speech-service.md, sections 4.3 to 4.6, 5, 7, 8).
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +14,10 @@ import { type AuthPolicy, authorize } from './auth.js';
 import { HandshakeGate } from './handshake-gate.js';
 import { errorBody, refuseUpgrade, sendJson } from './http-replies.js';
 import { PhraseBook } from './phrases.js';
+import { READ_PATH } from './read.js';
 import { handleRest } from './rest.js';
+import { SPEAK_V2_PATH } from './speak.js';
+import { checkStreamQuery, serveSpeakStream } from './speak-stream.js';
 import { parseScenario, type Scenario } from './scenario.js';
 import { AgentSession } from './session.js';
 
@@ -38,6 +43,8 @@ export interface LocalAgentOptions {
   endOfTurnSilenceMs?: number;
   /** How long a FunctionCallRequest waits for its responses before a fatal Error; default 10 s. */
   functionCallTimeoutMs?: number;
+  /** Send a `LatencyReport` after each reply (the scenario's `latencyReports` also turns it on). */
+  latencyReports?: boolean;
 }
 
 export interface LocalAgent {
@@ -52,6 +59,9 @@ export interface LocalAgent {
 
 /** Largest client frame accepted: generous for audio chunks, small enough to bound memory. */
 const MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** Streaming speak connections open at once; one more is refused with 429 (spec section 8). */
+const MAX_SPEAK_STREAMS = 64;
+const MAX_SPEAK_FRAME_BYTES = 64 * 1024;
 /** How long close() waits for clients to answer the close frame before cutting them off. */
 const CLOSE_GRACE_MS = 1000;
 
@@ -70,9 +80,10 @@ export async function startLocalAgent(opts: LocalAgentOptions): Promise<LocalAge
   });
   const sessions = new Set<AgentSession>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD_BYTES });
+  const speakWss = new WebSocketServer({ noServer: true, maxPayload: MAX_SPEAK_FRAME_BYTES });
 
   const server = createServer((req, res) => {
-    handleRest(req, res, auth).catch((err: unknown) => {
+    handleRest(req, res, auth, phrases).catch((err: unknown) => {
       logger.error({ err }, 'local agent request failed');
       if (!res.headersSent) sendJson(res, 500, errorBody(500, 'internal error'));
       else res.destroy();
@@ -81,7 +92,21 @@ export async function startLocalAgent(opts: LocalAgentOptions): Promise<LocalAge
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', (err) => logger.debug({ err }, 'upgrade socket error'));
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname;
+    // Spec section 7: /v1/read answers a WebSocket upgrade with 405.
+    if (path === READ_PATH) return refuseUpgrade(socket, 405, '/v1/read takes POST only');
+    if (path === SPEAK_V2_PATH) {
+      const check = authorize(req.headers.authorization, auth);
+      if (!check.ok) return refuseUpgrade(socket, 401, check.reason);
+      // Spec section 7: a batch-only or unknown parameter fails the connection.
+      const query = checkStreamQuery(url.searchParams);
+      if (!query.ok) return refuseUpgrade(socket, query.status, query.body);
+      if (speakWss.clients.size >= MAX_SPEAK_STREAMS)
+        return refuseUpgrade(socket, 429, 'too many speak streams');
+      speakWss.handleUpgrade(req, socket, head, (ws) => serveSpeakStream(ws, query.options, phrases));
+      return;
+    }
     if (path !== AGENT_PATH) return refuseUpgrade(socket, 404, `no WebSocket endpoint at ${path}`);
     // Spec section 5: a JWT must be valid now, at the handshake; its later expiry is not checked.
     const check = authorize(req.headers.authorization, auth);
@@ -101,6 +126,7 @@ export async function startLocalAgent(opts: LocalAgentOptions): Promise<LocalAge
         realtime: opts.realtime ?? true,
         endOfTurnSilenceMs: opts.endOfTurnSilenceMs ?? 600,
         functionCallTimeoutMs: opts.functionCallTimeoutMs ?? 10_000,
+        latencyReports: opts.latencyReports === true || scenario?.latencyReports === true,
       });
       sessions.add(session);
       ws.once('close', () => sessions.delete(session));
@@ -128,7 +154,10 @@ export async function startLocalAgent(opts: LocalAgentOptions): Promise<LocalAge
     port,
     connections: () => gate.active,
     close: () => {
-      closing ??= closeAll(server, wss, sessions);
+      for (const ws of speakWss.clients) ws.terminate();
+      closing ??= closeAll(server, wss, sessions).then(
+        () => new Promise<void>((resolve) => speakWss.close(() => resolve())),
+      );
       return closing;
     },
   };

@@ -8,7 +8,7 @@ import { Conversation } from './conversation.js';
 import type { PhraseBook } from './phrases.js';
 import type { Scenario } from './scenario.js';
 import { canTransition, SessionState, type SessionStateName } from './session-state.js';
-import { checkSettings, checkSpeak, type SessionSettings } from './settings.js';
+import { checkListen, checkSettings, checkSpeak, checkThink, type SessionSettings } from './settings.js';
 import { TurnDetector } from './turn-detector.js';
 
 export interface SessionOptions {
@@ -18,6 +18,8 @@ export interface SessionOptions {
   realtime: boolean;
   endOfTurnSilenceMs: number;
   functionCallTimeoutMs: number;
+  /** Send a `LatencyReport` after each reply. */
+  latencyReports?: boolean;
 }
 
 /** WebSocket close codes: a client that broke the protocol, and a failure on our side. */
@@ -154,6 +156,7 @@ export class AgentSession {
         scenario: this.#opts.scenario,
         realtime: this.#opts.realtime,
         functionCallTimeoutMs: this.#opts.functionCallTimeoutMs,
+        latencyReports: this.#opts.latencyReports === true,
         logger: this.#log,
       },
     );
@@ -194,16 +197,47 @@ export class AgentSession {
         this.#send({ type: 'SpeakUpdated' });
         break;
       }
-      case 'InjectAgentMessage':
+      case 'UpdateThink': {
+        const think =
+          msg.think === undefined
+            ? { ok: false as const, description: 'UpdateThink needs think' }
+            : checkThink(msg.think);
+        if (!think.ok) {
+          this.#failClient('INVALID_SETTINGS', think.description);
+          break;
+        }
+        settings.clientFunctions = think.value.client;
+        settings.serverFunctions = think.value.server;
+        if (think.value.prompt !== undefined) settings.prompt = think.value.prompt;
+        this.#send({ type: 'ThinkUpdated' });
+        break;
+      }
+      case 'UpdateListen': {
+        const listen = checkListen(msg.listen);
+        if (!listen.ok) {
+          this.#failClient('INVALID_SETTINGS', listen.description);
+          break;
+        }
+        this.#send({ type: 'ListenUpdated' });
+        break;
+      }
+      case 'InjectAgentMessage': {
+        const behavior = msg.behavior ?? 'default';
         if (typeof msg.message !== 'string' || msg.message.trim() === '') {
           this.#warn('INVALID_CLIENT_MESSAGE', 'InjectAgentMessage needs a non-empty message');
-        } else if (this.#turns?.userSpeaking) {
-          // The agent does not talk over the caller.
+        } else if (behavior !== 'default' && behavior !== 'queue' && behavior !== 'interrupt') {
+          this.#warn(
+            'INVALID_CLIENT_MESSAGE',
+            'InjectAgentMessage behavior must be default, queue or interrupt',
+          );
+        } else if (behavior !== 'queue' && this.#turns?.userSpeaking) {
+          // The agent does not talk over the caller; `queue` waits its turn instead of being refused.
           this.#send({ type: 'InjectionRefused', message: 'the user is speaking' });
         } else {
-          conversation.injectAgentMessage(msg.message);
+          conversation.injectAgentMessage(msg.message, behavior, this.#turns?.userSpeaking === true);
         }
         break;
+      }
       case 'InjectUserMessage':
         if (typeof msg.content !== 'string' || msg.content.trim() === '') {
           this.#warn('INVALID_CLIENT_MESSAGE', 'InjectUserMessage needs a non-empty content');
@@ -212,7 +246,10 @@ export class AgentSession {
         }
         break;
       case 'FunctionCallResponse':
-        if (typeof msg.id !== 'string' || !conversation.functionCallResponse(msg.id)) {
+        if (
+          typeof msg.id !== 'string' ||
+          !conversation.functionCallResponse(msg.id, typeof msg.content === 'string' ? msg.content : '')
+        ) {
           this.#warn('UNKNOWN_FUNCTION_CALL', `no function call is waiting under id ${String(msg.id)}`);
         }
         break;
