@@ -3,6 +3,7 @@
 // instance its URL names (WebSocket upgrade through nginx), an unknown name still reaches one, an
 // instance that is not ready gets no new webhooks, and one that is gone is stepped around. Needs
 // nginx (Debian's package); skipped, saying so, without it.
+import { request as httpRequest } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { renderBalancerConfig } from '../../deploy/nginx/render.mjs';
@@ -13,14 +14,38 @@ if (!NGINX) console.warn('skipping test/deploy/nginx.test.ts: nginx not found (a
 
 const NAMES = ['callbridge-1', 'callbridge-2', 'callbridge-3'];
 
+/**
+ * One request on a connection of its own, as carriers and providers make them: a kept-alive
+ * connection may meet a worker that a reload is retiring, which closes it between requests.
+ */
 async function request(balancer: Balancer, method: string, path: string, body?: string) {
-  const res = await fetch(`${balancer.baseUrl}${path}`, {
-    method,
-    body,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    signal: AbortSignal.timeout(5_000),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> & { instance?: string } };
+  return new Promise<{ status: number; json: Record<string, unknown> & { instance?: string } }>(
+    (resolve, reject) => {
+      const req = httpRequest(
+        `${balancer.baseUrl}${path}`,
+        {
+          method,
+          agent: false,
+          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          timeout: 5_000,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              json: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
+      req.on('error', reject);
+      req.end(body);
+    },
+  );
 }
 
 /** Opens a media WebSocket through the balancer; resolves with the instance that greeted it, after an echo. */
