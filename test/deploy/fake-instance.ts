@@ -22,7 +22,11 @@ export interface FakeInstance {
   close(): Promise<void>;
 }
 
-export async function startFakeInstance(name: string): Promise<FakeInstance> {
+/** Listens on `host` (loopback) and `port` (any free one unless given). */
+export async function startFakeInstance(
+  name: string,
+  at: { host?: string; port?: number } = {},
+): Promise<FakeInstance> {
   const requests: SeenRequest[] = [];
   const sockets: string[] = [];
   let ready = true;
@@ -48,11 +52,18 @@ export async function startFakeInstance(name: string): Promise<FakeInstance> {
     socket.send(JSON.stringify({ instance: name, url: req.url }));
     socket.on('message', (data, isBinary) => socket.send(data, { binary: isBinary }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = at.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const { port } = server.address() as AddressInfo;
   return {
     name,
-    address: `127.0.0.1:${port}`,
+    address: `${host}:${port}`,
     requests,
     sockets,
     setReady(next) {

@@ -84,7 +84,7 @@ describe.skipIf(!NGINX)('the nginx balancer of a VM fleet', () => {
   let balancer: Balancer;
 
   beforeAll(async () => {
-    instances = await Promise.all(NAMES.map(startFakeInstance));
+    instances = await Promise.all(NAMES.map((name) => startFakeInstance(name)));
     balancer = await startBalancer(instances.map(({ name, address }) => ({ name, address })));
   });
   afterAll(async () => {

@@ -74,30 +74,27 @@ export function checkHttpConfig(text: string): { ok: boolean; output: string } {
   }
 }
 
-export interface Balancer {
+export interface Nginx {
   baseUrl: string;
   wsUrl: string;
-  /** The generation the rendered configuration announces at /balancer/healthz. */
-  generation(): Promise<string>;
-  /**
-   * One round of the readiness watch deploy/nginx/render.mjs runs: probes every backend's /readyz,
-   * re-renders, reloads nginx, and waits until the new configuration answers.
-   */
-  syncReadiness(): Promise<Instance[]>;
+  /** Sends SIGHUP: nginx re-reads its configuration, old workers finish what they carry. */
+  reload(): void;
+  exited(): boolean;
   /** The error log so far, for failure messages. */
   errorLog(): string;
   stop(): Promise<void>;
 }
 
-export async function startBalancer(instances: Instance[]): Promise<Balancer> {
+/**
+ * Runs nginx with `site`, a configuration for the http context listening on `port`; resolves once
+ * /balancer/healthz answers 200. `siteFile` is where the site is: rewrite it, then reload.
+ */
+export async function startNginx(port: number, site: string): Promise<Nginx & { siteFile: string }> {
   if (!NGINX) throw new Error('nginx not found');
   const dir = nginxDir();
-  const port = await freePort();
-  const site = { listen: `127.0.0.1:${port}` };
-  const conf = join(dir, 'callbridge.conf');
-  writeFileSync(conf, renderBalancerConfig(instances, site));
-  writeFileSync(join(dir, 'nginx.conf'), mainConfig(dir, conf));
-
+  const siteFile = join(dir, 'site.conf');
+  writeFileSync(siteFile, site);
+  writeFileSync(join(dir, 'nginx.conf'), mainConfig(dir, siteFile));
   const child: ChildProcess = spawn(
     NGINX,
     [
@@ -120,43 +117,22 @@ export async function startBalancer(instances: Instance[]): Promise<Balancer> {
       return '';
     }
   };
-  const generation = async () => {
-    const res = await fetch(`${baseUrl}/balancer/healthz`, { signal: AbortSignal.timeout(2_000) });
-    return (await res.text()).trim().replace(/^ok /, '');
-  };
-  const waitForGeneration = async (expected: string) => {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}):\n${errorLog()}`);
-      if ((await generation().catch(() => '')) === expected) return;
-      if (Date.now() > deadline)
-        throw new Error(`nginx did not serve generation ${expected}:\n${errorLog()}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
-  await waitForGeneration(generationOf(instances));
-
-  let current: Instance[] = instances;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}):\n${errorLog()}`);
+    const res = await fetch(`${baseUrl}/balancer/healthz`, { signal: AbortSignal.timeout(1_000) }).catch(
+      () => null,
+    );
+    if (res?.status === 200) break;
+    if (Date.now() > deadline) throw new Error(`nginx did not answer on ${baseUrl}:\n${errorLog()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   return {
     baseUrl,
     wsUrl: baseUrl.replace(/^http/, 'ws'),
-    generation,
-    async syncReadiness() {
-      let reloaded = false;
-      const probed = await syncReadiness({
-        instances: current,
-        site,
-        out: conf,
-        previous: current,
-        reload: async () => {
-          child.kill('SIGHUP');
-          reloaded = true;
-        },
-      });
-      if (reloaded) await waitForGeneration(generationOf(probed));
-      current = probed;
-      return probed;
-    },
+    siteFile,
+    reload: () => child.kill('SIGHUP'),
+    exited: () => child.exitCode !== null,
     errorLog,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
@@ -168,6 +144,60 @@ export async function startBalancer(instances: Instance[]): Promise<Balancer> {
         clearTimeout(timer);
       }
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Balancer extends Nginx {
+  /** The generation the rendered configuration announces at /balancer/healthz. */
+  generation(): Promise<string>;
+  /**
+   * One round of the readiness watch deploy/nginx/render.mjs runs: probes every backend's /readyz,
+   * re-renders, reloads nginx, and waits until the new configuration answers.
+   */
+  syncReadiness(): Promise<Instance[]>;
+}
+
+/** The VM balancer deploy/nginx/render.mjs renders for `instances`, in the real nginx. */
+export async function startBalancer(instances: Instance[]): Promise<Balancer> {
+  const port = await freePort();
+  const site = { listen: `127.0.0.1:${port}` };
+  const nginx = await startNginx(port, renderBalancerConfig(instances, site));
+  const generation = async () => {
+    const res = await fetch(`${nginx.baseUrl}/balancer/healthz`, { signal: AbortSignal.timeout(2_000) });
+    return (await res.text()).trim().replace(/^ok /, '');
+  };
+  const waitForGeneration = async (expected: string) => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      if (nginx.exited()) throw new Error(`nginx exited:\n${nginx.errorLog()}`);
+      if ((await generation().catch(() => '')) === expected) return;
+      if (Date.now() > deadline)
+        throw new Error(`nginx did not serve generation ${expected}:\n${nginx.errorLog()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  await waitForGeneration(generationOf(instances));
+
+  let current: Instance[] = instances;
+  return {
+    ...nginx,
+    generation,
+    async syncReadiness() {
+      let reloaded = false;
+      const probed = await syncReadiness({
+        instances: current,
+        site,
+        out: nginx.siteFile,
+        previous: current,
+        reload: async () => {
+          nginx.reload();
+          reloaded = true;
+        },
+      });
+      if (reloaded) await waitForGeneration(generationOf(probed));
+      current = probed;
+      return probed;
     },
   };
 }
