@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { REGIONS } from '../../src/config/types.js';
 import { findBinary } from '../helpers/binaries.js';
+import { FAREWELL_WAIT_MS } from './drain.js';
 import { fieldChecker, type KubeObject, schemaProblems } from './kubernetes-schema.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -21,13 +22,6 @@ if (!KUBECTL)
   console.warn(
     'skipping test/deploy/kubernetes.test.ts: kubectl not found (apt-get install kubernetes-client)',
   );
-
-/** The farewell wait of src/main.ts: how long goodbyes may take after the drain timeout. */
-const FAREWELL_WAIT_MS = Number(
-  /const FAREWELL_WAIT_MS = ([\d_]+);/
-    .exec(readFileSync(join(ROOT, 'src/main.ts'), 'utf8'))?.[1]
-    ?.replaceAll('_', ''),
-);
 
 function render(region: string): KubeObject[] {
   const result = spawnSync(KUBECTL!, ['kustomize', join(ROOT, 'deploy/kubernetes/overlays', region)], {
