@@ -6,7 +6,8 @@
 // drain, instance routing by pod name, secrets by reference only, autoscaling on calls per pod.
 // Needs kubectl; skipped, saying so, without it.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -23,8 +24,33 @@ if (!KUBECTL)
     'skipping test/deploy/kubernetes.test.ts: kubectl not found (apt-get install kubernetes-client)',
   );
 
-function render(region: string): KubeObject[] {
-  const result = spawnSync(KUBECTL!, ['kustomize', join(ROOT, 'deploy/kubernetes/overlays', region)], {
+/** A copy of deploy/kubernetes whose overlays name their base under `bases:`, as kustomize v2.0.3 needs. */
+function copyWithBases(): string {
+  const copy = mkdtempSync(join(tmpdir(), 'callbridge-kustomize-'));
+  cpSync(join(ROOT, 'deploy/kubernetes'), copy, { recursive: true });
+  for (const region of REGIONS) {
+    const file = join(copy, 'overlays', region, 'kustomization.yaml');
+    const text = readFileSync(file, 'utf8');
+    const rewritten = text.replace(/^resources:\n {2}- \.\.\/\.\.\/base$/m, 'bases:\n  - ../../base');
+    if (rewritten === text) throw new Error(`${file}: no resources entry for the base`);
+    writeFileSync(file, rewritten);
+  }
+  return copy;
+}
+
+/**
+ * kubectl before 1.21 (Debian bookworm's kubernetes-client is 1.20) embeds kustomize v2.0.3, which
+ * reads a base only from `bases:`; later ones take it in `resources:` and warn about `bases:`.
+ */
+function kubectlMinor(): number {
+  const version = spawnSync(KUBECTL!, ['version', '--client', '-o', 'json'], { encoding: 'utf8' });
+  const minor = (JSON.parse(version.stdout || '{}') as { clientVersion?: { minor?: string } }).clientVersion
+    ?.minor;
+  return Number.parseInt(minor ?? '99', 10);
+}
+
+function render(root: string, region: string): KubeObject[] {
+  const result = spawnSync(KUBECTL!, ['kustomize', join(root, 'overlays', region)], {
     encoding: 'utf8',
     timeout: 30_000,
   });
@@ -93,9 +119,24 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
   let fields: ReturnType<typeof fieldChecker>;
 
   beforeAll(() => {
-    for (const region of REGIONS) rendered.set(region, render(region));
+    const shipped = join(ROOT, 'deploy/kubernetes');
+    const root = kubectlMinor() >= 21 ? shipped : copyWithBases();
+    try {
+      for (const region of REGIONS) rendered.set(region, render(root, region));
+    } finally {
+      if (root !== shipped) rmSync(root, { recursive: true, force: true });
+    }
     fields = fieldChecker(ROOT, [...rendered.values()].flat());
   }, 60_000);
+
+  it('renders the same with the base under bases:, as kubectl 1.20 needs it', () => {
+    const copy = copyWithBases();
+    try {
+      for (const region of REGIONS) expect(render(copy, region)).toEqual(rendered.get(region));
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
 
   it('catches a misspelt field, a wrong type and a missing required field', async () => {
     const statefulSet = structuredClone(one<Workload>(rendered.get('global')!, 'StatefulSet', 'callbridge'));
@@ -157,7 +198,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
       expect(new Set(objects().map((o) => o.metadata.namespace))).toEqual(new Set([`callbridge-${region}`]));
     });
 
-    it(`sets REGION=${region}, its public URL and its own Redis and key prefix`, () => {
+    it(`sets REGION=${region}, its public URL, and the Redis of its namespace under its own key prefix`, () => {
       expect(config().REGION).toBe(region);
       expect(config().PUBLIC_URL).toBe(
         region === 'global' ? 'https://voice.example.com' : `https://voice-${region}.example.com`,
@@ -166,7 +207,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
       const redis = container().env?.find((e) => e.name === 'REDIS_URL');
       expect(redis).toEqual({
         name: 'REDIS_URL',
-        valueFrom: { secretKeyRef: { name: `callbridge-redis-${region}`, key: 'url' } },
+        valueFrom: { secretKeyRef: { name: 'callbridge-redis', key: 'url' } },
       });
     });
 
@@ -331,10 +372,11 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
         parseYaml(readFileSync(join(ROOT, 'prometheus/alerts.yml'), 'utf8')).groups,
       );
 
-      const dashboards = generated(objects(), 'callbridge-dashboards');
-      expect(dashboards.metadata.name).toBe('callbridge-dashboards');
+      const dashboards = one<ConfigMap>(objects(), 'ConfigMap', 'callbridge-dashboards');
       expect(dashboards.metadata.labels?.grafana_dashboard).toBe('1');
-      for (const file of ['calls.json', 'webhooks.json']) {
+      const provisioned = readdirSync(join(ROOT, 'grafana/dashboards')).filter((f) => f.endsWith('.json'));
+      expect(Object.keys(dashboards.data).sort()).toEqual(provisioned.sort());
+      for (const file of provisioned) {
         expect(dashboards.data[file]).toBe(readFileSync(join(ROOT, 'grafana/dashboards', file), 'utf8'));
       }
       const datasource = generated(objects(), 'callbridge-grafana-datasource');
