@@ -10,7 +10,7 @@
 //     --out FILE                    write there (atomically) instead of to stdout
 //     --watch                       with --out: probe every instance's /readyz every --interval-ms
 //     --interval-ms MS              (default 5000) and, when readiness changes, rewrite the file and
-//     --reload COMMAND              run the reload command (default "nginx -s reload")
+//     --reload COMMAND              run the reload command (default "nginx -s reload"; split on spaces)
 //
 // NAME is the instance's INSTANCE_ID: media URLs name it (/media/<carrier>/<NAME>/…) and the
 // balancer routes them to HOST:PORT. Open-source nginx has no active health checks, so readiness
