@@ -20,7 +20,7 @@
 /** How long the provider-verified hash outlives its last write: a provider silent this long is "never". */
 export const PROVIDER_VERIFIED_RETENTION_MS = 365 * 24 * 60 * 60_000;
 
-const DAY_MS = 24 * 60 * 60_000;
+export const DAY_MS = 24 * 60 * 60_000;
 
 export interface RedisKeys {
   once(key: string): string;
@@ -56,8 +56,6 @@ export function redisKeys(prefix: string): RedisKeys {
 export function dayStartMs(ms: number): number {
   return Math.floor(ms / DAY_MS) * DAY_MS;
 }
-
-export { DAY_MS };
 
 /**
  * Keys that live without an expiry, by their name after the prefix, with what bounds them. Every
