@@ -80,13 +80,13 @@ export function storeContract(name: string, harness: () => Promise<StoreHarness>
 
     describe('claimOnce', () => {
       it('grants the first claim only, until its validity and the clock-skew allowance have passed', async () => {
-        const skewed = await open({ clockSkewAllowanceMs: 150 });
+        const skewed = await open({ clockSkewAllowanceMs: 300 });
         expect(await skewed.claimOnce('token-1', 60)).toBe(true);
         expect(await skewed.claimOnce('token-1', 60)).toBe(false);
         expect(await skewed.claimOnce('token-2', 60)).toBe(true);
         await sleep(110);
         expect(await skewed.claimOnce('token-1', 60)).toBe(false);
-        await sleep(200);
+        await sleep(350);
         expect(await skewed.claimOnce('token-1', 60)).toBe(true);
       });
 
@@ -370,13 +370,13 @@ export function storeContract(name: string, harness: () => Promise<StoreHarness>
       });
 
       it('forgets dead letters past their retention', async () => {
-        const brief = await open({ deadLetterRetentionMs: 150 });
+        const brief = await open({ deadLetterRetentionMs: 300 });
         await brief.enqueueEvent(input(1));
         const first = await brief.claimNextEvent('a', 60_000);
         if (!first) throw new Error('expected an event');
         await brief.deadLetterEvent(first, 'failed');
         expect(await brief.listDeadLetters(10)).toHaveLength(1);
-        await sleep(200);
+        await sleep(400);
         expect(await brief.listDeadLetters(10)).toEqual([]);
         expect((await brief.queueStats()).deadLetters).toBe(0);
 
