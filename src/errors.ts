@@ -10,6 +10,8 @@ export const NotFoundError = createError<[string]>('CALLBRIDGE_NOT_FOUND', '%s',
 export const BodyTooLargeError = createError<[string]>('CALLBRIDGE_BODY_TOO_LARGE', '%s', 413);
 export const RateLimitedError = createError<[string]>('CALLBRIDGE_RATE_LIMITED', '%s', 429);
 export const UnavailableError = createError<[string]>('CALLBRIDGE_UNAVAILABLE', '%s', 503);
+/** The shared queue holds its limit of events: refused, so the sender retries later. */
+export const QueueFullError = createError<[string]>('CALLBRIDGE_QUEUE_FULL', '%s', 503);
 
 /** A carrier media frame that cannot be read; the call may go on without it. */
 export const CarrierFrameError = createError<[string]>('CALLBRIDGE_CARRIER_FRAME', '%s', 400);

@@ -43,6 +43,9 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
   const dataDir = resolve(cwd, envString(env, 'DATA_DIR') ?? './data');
   const redisUrl = readRedisUrl(env);
   const redisKeyPrefix = envString(env, 'REDIS_KEY_PREFIX') ?? 'callbridge:';
+  // A hash tag in the prefix would put every key in one cluster slot (src/store/redis/keys.ts).
+  if (/[{}]/.test(redisKeyPrefix))
+    throw envError('REDIS_KEY_PREFIX', 'must not contain { or }', redisKeyPrefix);
   const twilio = readTwilio(env, nodeEnv);
   const streamTokenSecret =
     envString(env, 'STREAM_TOKEN_SECRET') ?? deriveStreamTokenSecret(twilio.authToken);

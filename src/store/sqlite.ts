@@ -15,6 +15,7 @@ import {
   sqliteProviderVerifications,
 } from './sqlite/provider-verifications.js';
 import { sqliteWindowCounters, windowCounterMigrations } from './sqlite/window-counters.js';
+import { type StoreLimits, storeLimits } from './limits.js';
 import type { Clock, Store } from './store.js';
 
 export const SQLITE_FILE_NAME = 'callbridge.db';
@@ -28,10 +29,12 @@ export interface SqliteStoreOptions {
   now?: Clock;
   /** How long call records are kept, counted from their start; 90 days by default. */
   callRecordRetentionMs?: number;
+  limits?: Partial<StoreLimits>;
 }
 
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   const now = options.now ?? Date.now;
+  const limits = storeLimits(options.limits);
   mkdirSync(dirname(options.file), { recursive: true });
   const db = new Database(options.file);
   db.pragma('journal_mode = WAL');
@@ -49,7 +52,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...analysisJobMigrations,
   ]);
 
-  const onceClaims = sqliteOnceClaims(db, now);
+  const onceClaims = sqliteOnceClaims(db, now, limits.clockSkewAllowanceMs);
   const idempotency = sqliteIdempotencyKeys(db, now);
   const counters = sqliteWindowCounters(db, now);
   const prune = () => {
@@ -68,7 +71,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     releaseIdempotencyKey: idempotency.releaseIdempotencyKey,
     incrementWindowCounter: counters.incrementWindowCounter,
     readWindowCounter: counters.readWindowCounter,
-    ...sqliteEventQueue(db, now),
+    ...sqliteEventQueue(db, now, limits),
     ...sqliteProviderVerifications(db),
     ...sqliteCallRecords(db, now, options.callRecordRetentionMs ?? DEFAULT_CALL_RECORD_RETENTION_MS),
     ...sqliteAnalysisJobs(db, now),

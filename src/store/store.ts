@@ -11,10 +11,12 @@ export type Clock = () => number;
 /** Single-use claims. */
 export interface OnceClaims {
   /**
-   * Claims `key` for `ttlMs`. True for the first claim; false while an earlier claim stands.
-   * Used for single-use stream tokens.
+   * Claims `key` for what is valid for `validForMs`. True for the first claim; false while an
+   * earlier claim stands. A claim stands for `validForMs` plus the store's clock-skew allowance
+   * (limits.ts, CLOCK_SKEW_ALLOWANCE_MS), so a stream token stamped by one instance's clock cannot be
+   * claimed twice on another whose clock lags. Used for single-use stream tokens.
    */
-  claimOnce(key: string, ttlMs: number): Promise<boolean>;
+  claimOnce(key: string, validForMs: number): Promise<boolean>;
 }
 
 /** Result of claiming an idempotency key. `token` proves ownership to commit or release. */
@@ -90,6 +92,7 @@ export interface QueueStats {
  * instance) is handed to another consumer.
  */
 export interface EventQueue {
+  /** Throws QueueFullError while the queue holds its limit of events (limits.ts). */
   enqueueEvent(event: QueueEventInput): Promise<string>;
   /** The next due event for `consumer`, or null. Never blocks. */
   claimNextEvent(consumer: string, leaseMs: number): Promise<ClaimedEvent | null>;
@@ -97,9 +100,15 @@ export interface EventQueue {
   /** Puts the event back, due again in `delayMs`. */
   retryEventLater(event: ClaimedEvent, delayMs: number, error: string): Promise<void>;
   deadLetterEvent(event: ClaimedEvent, error: string): Promise<void>;
-  /** Newest first. */
+  /**
+   * Newest first, at most `limit`. Dead letters are kept for the store's retention and up to its
+   * limit of letters (limits.ts); older ones are gone.
+   */
   listDeadLetters(limit: number): Promise<DeadLetter[]>;
-  /** Requeues a dead letter as new (attempts 0, due now). False when `id` is not a dead letter. */
+  /**
+   * Requeues a dead letter as new (attempts 0, due now). False when `id` is not a dead letter;
+   * throws QueueFullError while the queue is full.
+   */
   retryDeadLetter(id: string): Promise<boolean>;
   queueStats(): Promise<QueueStats>;
 }

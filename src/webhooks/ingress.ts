@@ -57,6 +57,8 @@ interface WebhookRoute {
 
 /** How long a provider should wait before retrying a delivery another request is processing. */
 const IN_PROGRESS_RETRY_AFTER_S = 5;
+/** How long a provider should wait before retrying while the store is unavailable. */
+const UNAVAILABLE_RETRY_AFTER_S = 10;
 const EMPTY = Buffer.alloc(0);
 
 export function webhookIngress(deps: IngressDeps): FastifyPluginAsync {
@@ -179,6 +181,9 @@ export function webhookIngress(deps: IngressDeps): FastifyPluginAsync {
         // 503 so the provider retries; the key was released, so the retry is processed.
         throw new UnavailableError('the event could not be forwarded; retry later');
       case 'unavailable':
+        // The store is away (a Redis outage, or a full queue): nothing was processed, so the
+        // provider's retry is safe and is processed once the store is back.
+        reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
         throw new UnavailableError('the webhook gateway cannot process events right now; retry later');
     }
   }

@@ -158,6 +158,14 @@ describe('CONFIG_DIR, DATA_DIR, REDIS_URL', () => {
     expect(load({ REDIS_KEY_PREFIX: 'cb-staging:' }).redisKeyPrefix).toBe('cb-staging:');
   });
 
+  it('refuses a REDIS_KEY_PREFIX with a hash tag, which would put every key in one cluster slot', () => {
+    for (const prefix of ['{callbridge}:', 'cb{eu:', 'cb}:']) {
+      expect(configErrorOf(() => load({ REDIS_KEY_PREFIX: prefix })).message).toMatch(
+        /^REDIS_KEY_PREFIX: must not contain \{ or \}/,
+      );
+    }
+  });
+
   it('rejects another scheme without quoting a password', () => {
     const message = configErrorOf(() => load({ REDIS_URL: 'http://user:hunter2@cache.example.com' })).message;
     expect(message).toBe(

@@ -27,7 +27,8 @@ export async function deleteKeys(prefix: string, url = REDIS_URL): Promise<void>
     let cursor = '0';
     do {
       const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      if (keys.length > 0) await client.del(...keys);
+      // One key per DEL: on a cluster-mode server a DEL of keys in several slots is refused.
+      await Promise.all(keys.map((key) => client.del(key)));
       cursor = next;
     } while (cursor !== '0');
   } finally {

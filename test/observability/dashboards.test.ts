@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
 import {
   DASHBOARD_FILES,
@@ -104,67 +105,111 @@ describe.each(DASHBOARD_FILES)('%s', (file) => {
 });
 
 describe('provisioning and the compose stack', () => {
-  const compose = text('docker-compose.yml');
+  const composeText = text('docker-compose.yml');
+  const compose = parseYaml(composeText, { merge: true }) as Compose;
   const datasource = text('grafana/provisioning/datasources/prometheus.yml');
   const provider = text('grafana/provisioning/dashboards/callbridge.yml');
   const prometheus = text('prometheus/prometheus.yml');
+  const scrape = (parseYaml(prometheus) as PrometheusConfig).scrape_configs[0]!;
+  const instances = Object.keys(compose.services).filter((name) => /^callbridge-\d+$/.test(name));
+
+  /** The environment docker-compose.yml gives a service with an empty shell and no .env file. */
+  const environmentOf = (service: string) =>
+    Object.fromEntries(
+      Object.entries(compose.services[service]?.environment ?? {}).map(([name, value]) => [
+        name,
+        String(value).replace(/\$\{\w+:-([^}]*)\}/g, '$1'),
+      ]),
+    );
 
   it('provisions the datasource under the uid the dashboards name, at the compose Prometheus', () => {
     expect(datasource).toMatch(new RegExp(`^\\s+uid: ${DATASOURCE_UID}$`, 'm'));
     expect(datasource).toMatch(/^\s+type: prometheus$/m);
     expect(datasource).toMatch(/^\s+url: http:\/\/prometheus:9090$/m);
-    expect(compose).toMatch(/^ {2}prometheus:$/m);
+    expect(compose.services.prometheus).toBeDefined();
     // $__rate_interval derives from the scrape interval Grafana is told.
-    const scrape = /^\s+scrape_interval: (\S+)$/m.exec(prometheus)?.[1];
-    expect(datasource).toMatch(new RegExp(`^\\s+timeInterval: ${scrape}$`, 'm'));
+    const interval = /^\s+scrape_interval: (\S+)$/m.exec(prometheus)?.[1];
+    expect(datasource).toMatch(new RegExp(`^\\s+timeInterval: ${interval}$`, 'm'));
   });
 
   it('loads the dashboards from the folder docker-compose.yml mounts', () => {
     expect(provider).toMatch(/^\s+type: file$/m);
     const path = /^\s+path: (\S+)$/m.exec(provider)?.[1];
     expect(path).toBeDefined();
-    expect(compose).toContain(`- ./grafana/dashboards:${path}:ro`);
-    expect(compose).toContain('- ./grafana/provisioning:/etc/grafana/provisioning:ro');
+    expect(compose.services.grafana?.volumes).toContain(`./grafana/dashboards:${path}:ro`);
+    expect(compose.services.grafana?.volumes).toContain(
+      './grafana/provisioning:/etc/grafana/provisioning:ro',
+    );
   });
 
-  it('scrapes the compose callbridge as job "callbridge" and loads the alerts next to the config', () => {
-    expect(prometheus).toMatch(/^\s+- job_name: callbridge$/m);
-    expect(prometheus).toContain("- targets: ['callbridge:8080']");
+  it('scrapes every compose instance as job "callbridge", on its own, and loads the alerts next to the config', () => {
+    expect(scrape.job_name).toBe('callbridge');
+    const targets = scrape.static_configs.flatMap((c) => c.targets);
+    expect(targets).toEqual(instances.map((name) => `${name}:${environmentOf(name).PORT}`));
+    expect(targets.some((target) => target.startsWith('balancer'))).toBe(false);
     expect(prometheus).toMatch(/^rule_files:\n\s+- alerts\.yml$/m);
-    expect(compose).toMatch(/^ {2}callbridge:\n\s+build: \.$/m);
-    expect(compose).toMatch(/^\s+PORT: ['"]8080['"]$/m);
-    expect(compose).toContain('- ./prometheus:/etc/prometheus:ro');
-    expect(compose).toContain('- --config.file=/etc/prometheus/prometheus.yml');
+    for (const name of instances) {
+      expect(compose.services[name]?.build).toBe('.');
+      expect(environmentOf(name).PORT).toBe('8080');
+    }
+    expect(compose.services.prometheus?.volumes).toContain('./prometheus:/etc/prometheus:ro');
+    expect(compose.services.prometheus?.command).toContain('--config.file=/etc/prometheus/prometheus.yml');
     expect(text('prometheus/alerts.yml')).toContain('up{job="callbridge"}');
   });
 
-  it('starts callbridge with the built-in local agent when nothing is set', () => {
-    // The environment docker-compose.yml gives callbridge with an empty shell and no .env file.
-    const block = /^ {2}callbridge:\n([\s\S]*?)^ {2}\w/m.exec(compose)?.[1] ?? '';
-    const environment = /^ {4}environment:\n((?: {6}.*\n)+)/m.exec(block)?.[1] ?? '';
-    const env: Record<string, string> = {};
-    for (const line of environment.split('\n').filter((l) => l.trim() !== '' && !l.trim().startsWith('#'))) {
-      const [, name, raw] = /^ {6}(\w+): (.*)$/.exec(line) ?? [];
-      expect(name, line).toBeDefined();
-      const value = raw!.replace(/^['"]|['"]$/g, '');
-      env[name!] = value.replace(/\$\{\w+:-([^}]*)\}/g, '$1');
+  it('labels each scraped instance by its INSTANCE_ID', () => {
+    // Prometheus' own relabelling: the address without its port.
+    const [relabel] = scrape.relabel_configs ?? [];
+    expect(relabel).toMatchObject({ source_labels: ['__address__'], target_label: 'instance' });
+    for (const name of instances) {
+      const address = `${name}:8080`;
+      expect(new RegExp(`^(?:${relabel!.regex})$`).exec(address)?.[1]).toBe(environmentOf(name).INSTANCE_ID);
     }
-    expect(Object.keys(env)).toContain('REDIS_URL');
+  });
+
+  it('starts every instance with the built-in local agent and the shared Redis when nothing is set', () => {
+    expect(instances.length).toBeGreaterThanOrEqual(3);
     const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-compose-'));
     try {
-      // The image sets DATA_DIR; the config folder is the one the image copies.
-      const config = loadConfig({ ...env, DATA_DIR: dataDir }, { cwd: ROOT });
-      expect(config.agent.url).toBeNull();
-      expect(config.redisUrl).toBe('redis://redis:6379');
+      for (const name of instances) {
+        const env = environmentOf(name);
+        // The image sets DATA_DIR; the config folder is the one the image copies.
+        const config = loadConfig({ ...env, DATA_DIR: dataDir }, { cwd: ROOT });
+        expect(config.agent.url).toBeNull();
+        expect(config.redisUrl).toBe('redis://redis:6379');
+        expect(env.INSTANCE_ID).toBe(name);
+      }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
-  it('runs callbridge, Redis, Prometheus and Grafana', () => {
-    for (const service of ['callbridge', 'redis', 'prometheus', 'grafana']) {
-      expect(compose).toMatch(new RegExp(`^ {2}${service}:$`, 'm'));
-    }
-    expect(compose).toMatch(/^\s+REDIS_URL: redis:\/\/redis:6379$/m);
+  it('runs the instances, the balancer, Redis, Prometheus and Grafana', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(
+      [...instances, 'balancer', 'redis', 'prometheus', 'grafana'].sort(),
+    );
+    expect(composeText).toMatch(/^\s+REDIS_URL: redis:\/\/redis:6379$/m);
   });
 });
+
+interface ComposeService {
+  build?: string;
+  image?: string;
+  environment?: Record<string, string | number>;
+  volumes?: string[];
+  command?: string[];
+  ports?: string[];
+  stop_grace_period?: string;
+  networks?: Record<string, { ipv4_address?: string } | null> | string[];
+}
+interface Compose {
+  services: Record<string, ComposeService>;
+  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string }> } }>;
+}
+interface PrometheusConfig {
+  scrape_configs: Array<{
+    job_name: string;
+    static_configs: Array<{ targets: string[] }>;
+    relabel_configs?: Array<{ source_labels?: string[]; regex?: string; target_label?: string }>;
+  }>;
+}

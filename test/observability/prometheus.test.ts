@@ -324,13 +324,13 @@ describe.skipIf(missing.length > 0)(
     async function startPrometheus(target: string) {
       const dir = mkdtempSync(join(tmpdir(), 'callbridge-prometheus-'));
       dirs.push(dir);
-      // The compose stack's own config, with only the intervals and the target changed.
+      // The compose stack's own config, with only the intervals and the targets changed.
       const shipped = readFileSync(PROMETHEUS_CONFIG, 'utf8');
       const config = shipped
         .replace(/scrape_interval: 15s/, 'scrape_interval: 1s')
         .replace(/scrape_timeout: 10s/, 'scrape_timeout: 1s')
         .replace(/evaluation_interval: 15s/, 'evaluation_interval: 1s')
-        .replace("'callbridge:8080'", `'${target}'`);
+        .replace(/- targets: \[[^\]]*\]/, `- targets: ['${target}']`);
       expect(config.match(/: 1s$/gm)).toHaveLength(3);
       expect(config).toContain(`'${target}'`);
       writeFileSync(join(dir, 'prometheus.yml'), config);
@@ -380,7 +380,8 @@ describe.skipIf(missing.length > 0)(
         QUEUE_PILOTS: 'code',
       });
       server.app.callbridge.gateway.startDrainer();
-      instance = new URL(server.baseUrl).host;
+      // The shipped config labels each instance by its address without the port.
+      instance = new URL(server.baseUrl).hostname;
 
       const firstAnswer = await conversation();
       await reconnectThenEndCall();
@@ -392,7 +393,7 @@ describe.skipIf(missing.length > 0)(
       await until('every call ended', async () => (await metrics()).sum('callbridge_calls_total') === 4);
       metricsText = await (await fetch(`${server.baseUrl}/metrics`)).text();
 
-      await startPrometheus(instance);
+      await startPrometheus(new URL(server.baseUrl).host);
     }, 60_000);
 
     afterAll(async () => {

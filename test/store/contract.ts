@@ -3,11 +3,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/call/record.js';
+import { CLOCK_SKEW_ALLOWANCE_MS, type StoreLimits } from '../../src/store/limits.js';
 import type { Store } from '../../src/store/store.js';
 
 export interface StoreHarness {
-  /** A store over the shared state; every one opened is closed by the suite. */
-  open(): Promise<Store>;
+  /** A store over the shared state, with `limits` over the defaults; every one opened is closed by the suite. */
+  open(limits?: Partial<StoreLimits>): Promise<Store>;
   /** Removes the state (called after each test). */
   cleanup(): Promise<void>;
 }
@@ -61,8 +62,8 @@ export function storeContract(name: string, harness: () => Promise<StoreHarness>
     let opened: Store[];
     let store: Store;
 
-    const open = async () => {
-      const s = await h.open();
+    const open = async (limits?: Partial<StoreLimits>) => {
+      const s = await h.open(limits);
       opened.push(s);
       return s;
     };
@@ -78,12 +79,37 @@ export function storeContract(name: string, harness: () => Promise<StoreHarness>
     });
 
     describe('claimOnce', () => {
-      it('grants the first claim only, until the TTL passes', async () => {
-        expect(await store.claimOnce('token-1', 80)).toBe(true);
-        expect(await store.claimOnce('token-1', 80)).toBe(false);
-        expect(await store.claimOnce('token-2', 80)).toBe(true);
-        await sleep(130);
-        expect(await store.claimOnce('token-1', 80)).toBe(true);
+      it('grants the first claim only, until its validity and the clock-skew allowance have passed', async () => {
+        const skewed = await open({ clockSkewAllowanceMs: 300 });
+        expect(await skewed.claimOnce('token-1', 60)).toBe(true);
+        expect(await skewed.claimOnce('token-1', 60)).toBe(false);
+        expect(await skewed.claimOnce('token-2', 60)).toBe(true);
+        await sleep(110);
+        expect(await skewed.claimOnce('token-1', 60)).toBe(false);
+        await sleep(350);
+        expect(await skewed.claimOnce('token-1', 60)).toBe(true);
+      });
+
+      it('refuses a replay on an instance whose clock lags the issuer by less than the allowance', async () => {
+        // A token valid for 80 ms by its issuer's clock is still valid on an instance whose clock
+        // lags by four minutes long after those 80 ms: its claim must stand as long.
+        const validForMs = 80;
+        const issuedAtMs = Date.now();
+        const lagMs = 4 * 60_000;
+        expect(lagMs).toBeLessThan(CLOCK_SKEW_ALLOWANCE_MS);
+        const validOnLaggingInstance = () => Date.now() - lagMs < issuedAtMs + validForMs;
+
+        const other = await open();
+        expect(await store.claimOnce('nonce-skew', validForMs)).toBe(true);
+        await sleep(validForMs + 50);
+        expect(validOnLaggingInstance()).toBe(true);
+        expect(await other.claimOnce('nonce-skew', validForMs)).toBe(false);
+
+        // Without the allowance the replay would have been granted: the test bites.
+        const unskewed = await open({ clockSkewAllowanceMs: 0 });
+        expect(await unskewed.claimOnce('nonce-unskewed', validForMs)).toBe(true);
+        await sleep(validForMs + 50);
+        expect(await unskewed.claimOnce('nonce-unskewed', validForMs)).toBe(true);
       });
     });
 
@@ -288,7 +314,6 @@ export function storeContract(name: string, harness: () => Promise<StoreHarness>
         expect(stats.oldestAgeMs).toBeLessThan(5_000);
       });
     });
-
     describe('analysis jobs', () => {
       const job = (callSid: string, text = PAYLOAD.text) => ({
         callSid,
@@ -392,6 +417,80 @@ export function storeContract(name: string, harness: () => Promise<StoreHarness>
           callSid: 'CA-leased',
           attempts: 2,
         });
+      });
+    });
+
+    describe('event queue bounds', () => {
+      const input = (n: number) => ({
+        name: 'code/workflow_run.completed',
+        provider: 'code',
+        idempotencyKey: `code:b-${n}`,
+        payload: { n },
+      });
+      const full = { code: 'CALLBRIDGE_QUEUE_FULL', statusCode: 503 };
+
+      it('refuses events past its limit, counting delayed and in-flight ones, until one leaves', async () => {
+        const small = await open({ maxQueuedEvents: 3 });
+        for (const n of [1, 2, 3]) await small.enqueueEvent(input(n));
+        await expect(small.enqueueEvent(input(4))).rejects.toMatchObject(full);
+
+        const inFlight = await small.claimNextEvent('a', 60_000);
+        if (!inFlight) throw new Error('expected an event');
+        await small.retryEventLater(inFlight, 60_000, 'later');
+        await expect(small.enqueueEvent(input(4))).rejects.toMatchObject(full);
+        expect((await small.queueStats()).depth).toBe(3);
+
+        const next = await small.claimNextEvent('a', 60_000);
+        if (!next) throw new Error('expected an event');
+        await small.ackEvent(next);
+        await small.enqueueEvent(input(4));
+        await expect(small.enqueueEvent(input(5))).rejects.toMatchObject(full);
+      });
+
+      it('refuses to requeue a dead letter into a full queue, and keeps the letter', async () => {
+        const small = await open({ maxQueuedEvents: 1 });
+        await small.enqueueEvent(input(1));
+        const claimed = await small.claimNextEvent('a', 60_000);
+        if (!claimed) throw new Error('expected an event');
+        await small.deadLetterEvent(claimed, 'failed');
+        await small.enqueueEvent(input(2));
+        await expect(small.retryDeadLetter(claimed.id)).rejects.toMatchObject(full);
+        expect((await small.listDeadLetters(10)).map((l) => l.id)).toEqual([claimed.id]);
+      });
+
+      it('keeps the newest dead letters up to its limit', async () => {
+        const small = await open({ maxDeadLetters: 2 });
+        const ids: string[] = [];
+        for (const n of [1, 2, 3]) {
+          await small.enqueueEvent(input(n));
+          const claimed = await small.claimNextEvent('a', 60_000);
+          if (!claimed) throw new Error('expected an event');
+          await small.deadLetterEvent(claimed, `failed ${n}`);
+          ids.push(claimed.id);
+          await sleep(5);
+        }
+        expect((await small.listDeadLetters(10)).map((l) => l.id)).toEqual([ids[2], ids[1]]);
+        expect((await small.queueStats()).deadLetters).toBe(2);
+        expect(await small.retryDeadLetter(ids[0]!)).toBe(false);
+      });
+
+      it('forgets dead letters past their retention', async () => {
+        const brief = await open({ deadLetterRetentionMs: 300 });
+        await brief.enqueueEvent(input(1));
+        const first = await brief.claimNextEvent('a', 60_000);
+        if (!first) throw new Error('expected an event');
+        await brief.deadLetterEvent(first, 'failed');
+        expect(await brief.listDeadLetters(10)).toHaveLength(1);
+        await sleep(400);
+        expect(await brief.listDeadLetters(10)).toEqual([]);
+        expect((await brief.queueStats()).deadLetters).toBe(0);
+
+        await brief.enqueueEvent(input(2));
+        const second = await brief.claimNextEvent('a', 60_000);
+        if (!second) throw new Error('expected an event');
+        await brief.deadLetterEvent(second, 'failed');
+        expect((await brief.listDeadLetters(10)).map((l) => l.id)).toEqual([second.id]);
+        expect(await brief.retryDeadLetter(first.id)).toBe(false);
       });
     });
 
@@ -533,6 +632,28 @@ export function storeContract(name: string, harness: () => Promise<StoreHarness>
         const third = await store.listCallRecords({ limit: 10, cursor: second.nextCursor ?? '' });
         expect(sids(third.calls)).toEqual(expected.slice(20));
         expect(third.nextCursor).toBeNull();
+      });
+
+      it('pages through calls started days and weeks apart', async () => {
+        const t = Date.now();
+        const ages = [60 * 60_000, 2 * DAY_MS, 10 * DAY_MS, 40 * DAY_MS, 88 * DAY_MS];
+        for (const [i, age] of ages.entries()) await store.saveCallRecord(callRecord(`CA-day-${i}`, t - age));
+        expect(await allPages({ limit: 1 })).toEqual(ages.map((_, i) => [`CA-day-${i}`]));
+        expect(await allPages({ limit: 2 })).toEqual([
+          ['CA-day-0', 'CA-day-1'],
+          ['CA-day-2', 'CA-day-3'],
+          ['CA-day-4'],
+        ]);
+      });
+
+      it('answers bounds far in the past or future without walking every day between', async () => {
+        await store.saveCallRecord(callRecord('CA-bounds'));
+        const list = (query: { since?: string; until?: string }) =>
+          store.listCallRecords({ limit: 10, ...query }).then((page) => sids(page.calls));
+        expect(await list({ until: '9999-12-31T00:00:00Z' })).toEqual(['CA-bounds']);
+        expect(await list({ since: '1970-01-01T00:00:00Z' })).toEqual(['CA-bounds']);
+        expect(await list({ until: '1970-01-02T00:00:00Z' })).toEqual([]);
+        expect(await list({ since: '9999-12-31T00:00:00Z' })).toEqual([]);
       });
 
       it('rejects a cursor it did not hand out, and a bound that is not a date, as a bad request', async () => {

@@ -1,48 +1,296 @@
-// The Redis adapter against the store contract. Needs a Redis at REDIS_URL (default
-// redis://127.0.0.1:6379); skipped, saying why, when none answers. Every run uses its own key
-// prefix and deletes its keys afterwards, so parallel runs never meet.
+// The Redis adapter against the store contract, on the shared test Redis and on a throwaway
+// redis-server in cluster mode (which refuses any step whose keys span hash slots), plus what only
+// Redis has: every key's lifetime or bound, keys spread over slots, claim expiries, the queue's
+// consumer group kept small, and the upgrade of the earlier key layout. Needs a Redis at REDIS_URL
+// (default redis://127.0.0.1:6379) and redis-server for the cluster-mode run; skipped, saying why,
+// when either is missing. Every run uses its own key prefix and deletes its keys afterwards.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
-import { openRedisStore } from '../../src/store/redis.js';
-import { storeContract } from './contract.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { CallRecord } from '../../src/call/record.js';
+import { CLOCK_SKEW_ALLOWANCE_MS } from '../../src/store/limits.js';
+import { openRedisStore, type RedisStoreOptions } from '../../src/store/redis.js';
+import { UNEXPIRING_KEYS } from '../../src/store/redis/keys.js';
+import type { Store } from '../../src/store/store.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
+import { REDIS_SERVER, type RedisServer, startRedisServer } from '../helpers/redis-server.js';
+import { storeContract } from './contract.js';
 
 const available = await redisAvailable();
 if (!available) console.warn(`skipping the Redis store suites: no Redis answers at ${REDIS_URL}`);
+if (!REDIS_SERVER) console.warn('skipping the cluster-mode Redis store suite: redis-server not found');
+
+const newPrefix = () => `callbridge-test:${randomUUID()}:`;
+
+function record(callSid: string, startedMs: number): CallRecord {
+  return {
+    callSid,
+    streamSid: `MZ-${callSid}`,
+    carrier: 'twilio',
+    direction: 'inbound',
+    from: '+15550100001',
+    to: '+15550100002',
+    profile: 'support',
+    startedAt: new Date(startedMs).toISOString(),
+    endedAt: new Date(startedMs + 1_000).toISOString(),
+    durationMs: 1_000,
+    endReason: 'caller_hangup',
+    outcome: 'completed',
+    bargeIns: 0,
+    turns: [],
+    functionCalls: [],
+    latency: { firstAudioMs: null, agentConnectMs: null, agentReportedMs: [], perceivedMs: [] },
+    prewarmed: false,
+  };
+}
+
+/** One of everything the store writes: claims, keys, counters, queue states, records, verifications. */
+async function fullWorkload(store: Store): Promise<void> {
+  await store.claimOnce('nonce', 30_000);
+  const claim = await store.claimIdempotencyKey('code:d-1', 60_000);
+  if (claim.status === 'claimed') await store.commitIdempotencyKey('code:d-1', claim.token, 60_000);
+  await store.claimIdempotencyKey('code:d-2', 60_000);
+  await store.incrementWindowCounter('webhook-auth-failures:198.51.100.7', 60_000);
+  await store.markProviderVerified('code', Date.now());
+  const event = (n: number) => ({
+    name: 'code/x',
+    provider: 'code',
+    idempotencyKey: `k-${n}`,
+    payload: { n },
+  });
+  for (const n of [1, 2, 3, 4]) await store.enqueueEvent(event(n));
+  const dead = await store.claimNextEvent('worker', 60_000);
+  if (dead) await store.deadLetterEvent(dead, 'failed');
+  const delayed = await store.claimNextEvent('worker', 60_000);
+  if (delayed) await store.retryEventLater(delayed, 60_000, 'later');
+  const acked = await store.claimNextEvent('worker', 60_000);
+  if (acked) await store.ackEvent(acked);
+  await store.claimNextEvent('worker', 60_000); // left in flight
+  const t = Date.now();
+  for (const [i, ageMs] of [0, 3_600_000, 3 * 86_400_000].entries()) {
+    await store.saveCallRecord(record(`CA-${i}`, t - ageMs));
+  }
+  await store.listCallRecords({ limit: 10 });
+  await store.enqueueAnalysisJob({ callSid: 'CA-a1', language: 'en', text: 't', truncated: false }, 10);
+  await store.enqueueAnalysisJob({ callSid: 'CA-a2', language: 'en', text: 't', truncated: false }, 10);
+  const job = await store.claimAnalysisJob('worker', 60_000);
+  if (job) await store.retryAnalysisJobLater(job, 60_000, 'later');
+  await store.claimAnalysisJob('worker', 60_000); // left in progress
+  await store.listDeadLetters(10);
+  await store.queueStats();
+}
+
+async function keysUnder(client: Redis, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+    found.push(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return found.sort();
+}
 
 describe.skipIf(!available)('redis', () => {
   storeContract('redis', async () => {
-    const keyPrefix = `callbridge-test:${randomUUID()}:`;
+    const keyPrefix = newPrefix();
     return {
-      open: () => openRedisStore({ url: REDIS_URL, keyPrefix }),
+      open: (limits) => openRedisStore({ url: REDIS_URL, keyPrefix, limits }),
       cleanup: () => deleteKeys(keyPrefix),
     };
   });
 
-  it('keeps every key under the prefix', async () => {
-    const keyPrefix = `callbridge-test:${randomUUID()}:`;
-    const store = await openRedisStore({ url: REDIS_URL, keyPrefix });
-    await store.claimOnce('t', 60_000);
-    await store.enqueueEvent({
-      name: 'code/workflow_run.completed',
-      provider: 'code',
-      idempotencyKey: 'k',
-      payload: {},
+  describe('keys', () => {
+    const prefix = newPrefix();
+    const opened: Store[] = [];
+    let client: Redis;
+    const open = async (options: Partial<RedisStoreOptions> = {}) => {
+      const store = await openRedisStore({ url: REDIS_URL, keyPrefix: prefix, ...options });
+      opened.push(store);
+      return store;
+    };
+
+    beforeAll(() => {
+      client = new Redis(REDIS_URL);
     });
-    await store.incrementWindowCounter('ip', 60_000);
-    await store.markProviderVerified('code', 1);
-    await store.enqueueAnalysisJob({ callSid: 'CA1', language: 'en', text: 't', truncated: false }, 10);
-    await store.claimAnalysisJob('w', 60_000);
-    await store.close();
-    const client = new Redis(REDIS_URL);
-    const keys = await client.keys(`${keyPrefix}*`);
-    await client.quit();
-    expect(keys.length).toBeGreaterThanOrEqual(8);
-    await deleteKeys(keyPrefix);
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await store.close();
+      await deleteKeys(prefix);
+    });
+    afterAll(async () => {
+      await client.quit();
+    });
+
+    it('gives every key it writes an expiry, or a bound keys.ts names', async () => {
+      // Years of running must not leave keys that live for ever and grow.
+      await fullWorkload(await open());
+      const keys = await keysUnder(client, prefix);
+      const unbounded: string[] = [];
+      for (const key of keys) {
+        const ttlMs = await client.pttl(key);
+        if (ttlMs > 0) continue;
+        if (!(key.slice(prefix.length) in UNEXPIRING_KEYS)) unbounded.push(`${key} (pttl ${ttlMs})`);
+      }
+      expect(unbounded).toEqual([]);
+      // The workload reached every kind of key.
+      const kinds = new Set(keys.map((key) => key.slice(prefix.length).replace(/:.*$/, '')));
+      expect([...kinds].sort()).toEqual(
+        [
+          'call',
+          'calls-by-start',
+          'count',
+          'idem',
+          'once',
+          'provider-verified',
+          '{queue}',
+          '{analysis}',
+        ].sort(),
+      );
+      const queueKeys = keys.filter((key) => key.includes('{queue}')).map((key) => key.slice(prefix.length));
+      expect(queueKeys.sort()).toEqual(
+        ['{queue}:ages', '{queue}:dead', '{queue}:dead-at', '{queue}:delayed', '{queue}:stream'].sort(),
+      );
+    });
+
+    it('holds a stream token claim for its validity plus CLOCK_SKEW_ALLOWANCE_MS', async () => {
+      const store = await open();
+      await store.claimOnce('stream-token:n-1', 30_000);
+      const ttlMs = await client.pttl(`${prefix}once:stream-token:n-1`);
+      expect(ttlMs).toBeGreaterThan(30_000 + CLOCK_SKEW_ALLOWANCE_MS - 2_000);
+      expect(ttlMs).toBeLessThanOrEqual(30_000 + CLOCK_SKEW_ALLOWANCE_MS);
+    });
+
+    it('expires each day of the record index a retention after the day ends', async () => {
+      const retentionMs = 90 * 86_400_000;
+      const store = await open({ callRecordRetentionMs: retentionMs });
+      const startedMs = Date.now() - 3 * 86_400_000;
+      await store.saveCallRecord(record('CA-expiry', startedMs));
+      const day = new Date(startedMs).toISOString().slice(0, 10);
+      const dayEndMs = Date.parse(`${day}T00:00:00Z`) + 86_400_000;
+      const expiresAtMs = Number(await client.call('PEXPIRETIME', `${prefix}calls-by-start:${day}`));
+      expect(expiresAtMs).toBe(dayEndMs + retentionMs);
+      const recordTtlMs = await client.pttl(`${prefix}call:CA-expiry`);
+      expect(Math.abs(startedMs + retentionMs - Date.now() - recordTtlMs)).toBeLessThan(2_000);
+    });
+
+    it('drops queue consumers idle past the limit with nothing pending, and keeps the others', async () => {
+      // Every process start names a new consumer: the group must not collect them for ever.
+      const store = await open({ consumerIdleMs: 100 });
+      const event = (n: number) => ({
+        name: 'code/x',
+        provider: 'code',
+        idempotencyKey: `c-${n}`,
+        payload: {},
+      });
+      for (const n of [1, 2, 3]) await store.enqueueEvent(event(n));
+      const gone = await store.claimNextEvent('gone-idle', 60_000);
+      if (!gone) throw new Error('expected an event');
+      await store.ackEvent(gone);
+      await store.claimNextEvent('gone-with-pending', 60_000);
+      await sleep(150);
+      expect(await store.claimNextEvent('live', 60_000)).not.toBeNull();
+      const consumers = (await client.xinfo(
+        'CONSUMERS',
+        `${prefix}{queue}:stream`,
+        'callbridge',
+      )) as string[][];
+      const names = consumers.map((fields) => fields[fields.indexOf('name') + 1]).sort();
+      expect(names).toEqual(['gone-with-pending', 'live']);
+    });
+
+    it('moves records and dead letters of the earlier layout into this one when it opens', async () => {
+      const startedMs = Date.now() - 3_600_000;
+      const legacy = record('CA-legacy', startedMs);
+      const member = `${String(startedMs).padStart(16, '0')}CA-legacy`;
+      await client.set(`${prefix}{calls}:record:CA-legacy`, JSON.stringify(legacy), 'PX', 86_400_000);
+      await client.zadd(`${prefix}{calls}:by-start`, 0, member);
+      // A member whose record already expired is dropped.
+      await client.zadd(`${prefix}{calls}:by-start`, 0, `${String(startedMs).padStart(16, '0')}CA-expired`);
+      const letter = {
+        id: 'dead-1',
+        name: 'code/x',
+        provider: 'code',
+        idempotencyKey: 'k',
+        payload: { n: 1 },
+        attempts: 12,
+        enqueuedAtMs: Date.now() - 60_000,
+        lastError: 'failed',
+        deadAtMs: Date.now() - 30_000,
+      };
+      await client.hset(`${prefix}{queue}:dead`, 'dead-1', JSON.stringify(letter));
+
+      const store = await open();
+      expect(await store.getCallRecord('CA-legacy')).toEqual(legacy);
+      expect((await store.listCallRecords({ limit: 10 })).calls).toEqual([legacy]);
+      expect(await store.listDeadLetters(10)).toEqual([letter]);
+      expect((await store.queueStats()).deadLetters).toBe(1);
+      const left = (await keysUnder(client, prefix)).filter((key) => key.includes('{calls}'));
+      expect(left).toEqual([]);
+    });
+
+    it('keeps every key under the prefix', async () => {
+      await fullWorkload(await open());
+      const client2 = new Redis(REDIS_URL);
+      const all = await client2.keys(`*${prefix.slice('callbridge-test:'.length)}*`);
+      await client2.quit();
+      expect(all.length).toBeGreaterThanOrEqual(10);
+      expect(all.filter((key) => !key.startsWith(prefix))).toEqual([]);
+    });
   });
 
   it('fails to open, rather than hang, when Redis cannot be reached', async () => {
     await expect(openRedisStore({ url: 'redis://127.0.0.1:1' })).rejects.toThrow();
+  });
+});
+
+describe.skipIf(!REDIS_SERVER)('redis in cluster mode', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer({ cluster: true });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  storeContract('redis cluster-mode', async () => {
+    const keyPrefix = newPrefix();
+    return {
+      open: (limits) => openRedisStore({ url: server.url, keyPrefix, limits }),
+      cleanup: () => deleteKeys(keyPrefix, server.url),
+    };
+  });
+
+  it('spreads call records over hash slots, and keeps only the bounded queues under one each', async () => {
+    // No slot may hold unbounded data: records and index days hash apart; each bounded queue is one slot.
+    const prefix = newPrefix();
+    const store = await openRedisStore({ url: server.url, keyPrefix: prefix });
+    const client = new Redis(server.url);
+    try {
+      await fullWorkload(store);
+      for (let i = 0; i < 40; i++)
+        await store.saveCallRecord(record(`CA-spread-${i}`, Date.now() - i * 60_000));
+      const keys = await keysUnder(client, prefix);
+      const slotOf = async (key: string) => Number(await client.call('CLUSTER', 'KEYSLOT', key));
+      const recordSlots = new Set(
+        await Promise.all(keys.filter((key) => key.startsWith(`${prefix}call:`)).map(slotOf)),
+      );
+      expect(recordSlots.size).toBeGreaterThan(30);
+      const queueSlots = new Set(
+        await Promise.all(keys.filter((key) => key.includes('{queue}')).map(slotOf)),
+      );
+      expect(queueSlots.size).toBe(1);
+      const analysisSlots = new Set(
+        await Promise.all(keys.filter((key) => key.includes('{analysis}')).map(slotOf)),
+      );
+      expect(analysisSlots.size).toBe(1);
+      expect(
+        keys.filter((key) => /[{}]/.test(key) && !key.includes('{queue}:') && !key.includes('{analysis}:')),
+      ).toEqual([]);
+    } finally {
+      await store.close();
+      await client.quit();
+      await deleteKeys(prefix, server.url);
+    }
   });
 });

@@ -5,13 +5,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
+import { CLOCK_SKEW_ALLOWANCE_MS } from '../../src/store/limits.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import { storeContract } from './contract.js';
 
 storeContract('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'callbridge-store-'));
   return {
-    open: async () => openSqliteStore({ file: join(dir, 'callbridge.db') }),
+    open: async (limits) => openSqliteStore({ file: join(dir, 'callbridge.db'), limits }),
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
 });
@@ -34,5 +35,21 @@ describe('sqlite store', () => {
     const db = new Database(file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();
+  });
+
+  it('holds a single-use claim for its validity plus CLOCK_SKEW_ALLOWANCE_MS, by its clock', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'callbridge-store-'));
+    dirs.push(dir);
+    let nowMs = 1_700_000_000_000;
+    const store = openSqliteStore({ file: join(dir, 'callbridge.db'), now: () => nowMs });
+    try {
+      expect(await store.claimOnce('nonce', 30_000)).toBe(true);
+      nowMs += 30_000 + CLOCK_SKEW_ALLOWANCE_MS - 1;
+      expect(await store.claimOnce('nonce', 30_000)).toBe(false);
+      nowMs += 1;
+      expect(await store.claimOnce('nonce', 30_000)).toBe(true);
+    } finally {
+      await store.close();
+    }
   });
 });

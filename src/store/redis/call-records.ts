@@ -1,17 +1,18 @@
 // Call records in Redis: each record is JSON under its own key, expiring when its retention ends,
-// and one sorted set indexes them by start time. Every index member scores 0 and reads
-// `<startedAt ms, 16 digits><callSid>`, so the set's lexicographic order is (startedAt, callSid) and
-// a page resumes exactly after the last member handed out, however many calls share a millisecond.
-// Filters are applied while the index is read in batches, at most MAX_SCANNED members per page. The
-// keys share one hash tag so a save stays one transaction on a cluster.
+// and an index of sorted sets, one per UTC day of start, each expiring a retention after its day
+// ends. Every index member scores 0 and reads `<startedAt ms, 16 digits><callSid>`, so a day's
+// lexicographic order is (startedAt, callSid) and a page resumes exactly after the last member
+// handed out, however many calls share a millisecond. Listing walks the days newest first, reading
+// in batches and applying filters as it goes, at most MAX_SCANNED members per page.
 //
-//   {calls}:record:<callSid>  the record JSON, expiring at startedAt + retention
-//   {calls}:by-start          sorted set, member = 16-digit startedAt ms + callSid
+// Every key is its own: records and days spread over a cluster's slots, none grows past one day of
+// calls, and every step touches one key (keys.ts).
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { CallRecord, CallRecordPage, CallRecordQuery } from '../../call/record.js';
 import { BadRequestError } from '../../errors.js';
 import { MAX_CURSOR_CHARS, parseBound, startedAtMs } from '../call-record-query.js';
 import type { CallRecords, Clock } from '../store.js';
+import { DAY_MS, dayStartMs, type RedisKeys } from './keys.js';
 
 const MS_DIGITS = 16;
 /** Index members read per round trip when filters may drop most of them. */
@@ -42,38 +43,47 @@ async function execAll(tx: ChainableCommander): Promise<void> {
 
 export function redisCallRecords(
   client: Redis,
-  prefix: string,
+  keys: RedisKeys,
   now: Clock,
   retentionMs: number,
 ): CallRecords {
-  const recordKey = (callSid: string) => `${prefix}{calls}:record:${callSid}`;
-  const index = `${prefix}{calls}:by-start`;
+  /** Reads the records the members name, in order; null where a record is gone. */
+  const readRecords = (members: string[]) =>
+    Promise.all(members.map((member) => client.get(keys.callRecord(member.slice(MS_DIGITS)))));
+
+  async function unindex(startedMs: number, callSid: string): Promise<void> {
+    await client.zrem(keys.callIndex(startedMs), memberOf(startedMs, callSid));
+  }
 
   return {
     async saveCallRecord(record) {
       const startedMs = startedAtMs(record);
-      const member = memberOf(startedMs, record.callSid);
-      const key = recordKey(record.callSid);
-      // A replaced record that started at another time leaves its old member behind unless removed.
-      // Should two saves race, a stale member can remain; reads skip it (its record names another
-      // member) and trimming drops it.
+      const key = keys.callRecord(record.callSid);
       const previous = await client.get(key);
       const previousMs =
         previous === null ? Number.NaN : Date.parse((JSON.parse(previous) as CallRecord).startedAt);
-      const t = now();
-      const ttlMs = startedMs + retentionMs - t;
-      const tx = client.multi();
-      if (Number.isFinite(previousMs) && previousMs !== startedMs) {
-        tx.zrem(index, memberOf(previousMs, record.callSid));
+      const ttlMs = startedMs + retentionMs - now();
+      if (ttlMs > 0) {
+        await client.set(key, JSON.stringify(record), 'PX', ttlMs);
+        const day = keys.callIndex(startedMs);
+        await execAll(
+          client
+            .multi()
+            .zadd(day, 0, memberOf(startedMs, record.callSid))
+            .pexpireat(day, dayStartMs(startedMs) + DAY_MS + retentionMs),
+        );
+      } else {
+        await client.del(key);
+        await unindex(startedMs, record.callSid);
       }
-      if (ttlMs > 0) tx.set(key, JSON.stringify(record), 'PX', ttlMs).zadd(index, 0, member);
-      else tx.del(key).zrem(index, member);
-      tx.zremrangebylex(index, '-', `(${digits(t - retentionMs)}`);
-      await execAll(tx);
+      // A replaced record that started at another time leaves its old member behind unless removed.
+      // Should two saves race, a stale member can remain; reads skip it (its record names another
+      // member) and its day's expiry drops it.
+      if (Number.isFinite(previousMs) && previousMs !== startedMs) await unindex(previousMs, record.callSid);
     },
 
     async getCallRecord(callSid) {
-      const json = await client.get(recordKey(callSid));
+      const json = await client.get(keys.callRecord(callSid));
       return json === null ? null : (JSON.parse(json) as CallRecord);
     },
 
@@ -86,12 +96,26 @@ export function redisCallRecords(
       const until = parseBound(query.until, 'until');
       const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
 
-      // Both ends as lex bounds: `[x` includes x, `(x` excludes it; a bare ms prefix sorts before
-      // every member of that millisecond.
-      const min = `[${digits(Math.max(now() - retentionMs, since ?? 0))}`;
+      // Both ends as lex bounds, the same in every day: `[x` includes x, `(x` excludes it; a bare ms
+      // prefix sorts before every member of that millisecond.
+      const t = now();
+      const minMs = Math.max(t - retentionMs, since ?? 0);
+      const min = `[${digits(minMs)}`;
+      // Calls start by some instance's clock: a day ahead of ours covers any sane skew, and bounds
+      // the walk however far ahead `until` lies.
+      let upperMs = t + DAY_MS;
       let max = '+';
-      if (until !== null) max = `(${digits(until)}`;
-      if (after !== null && (until === null || Number(after.slice(0, MS_DIGITS)) < until)) max = `(${after}`;
+      if (until !== null && until <= upperMs) {
+        max = `(${digits(until)}`;
+        upperMs = until - 1;
+      }
+      if (after !== null) {
+        const afterMs = Number(after.slice(0, MS_DIGITS));
+        if (afterMs <= upperMs) {
+          max = `(${after}`;
+          upperMs = afterMs;
+        }
+      }
 
       const filtered = query.outcome !== undefined || query.endReason !== undefined;
       const batch = filtered ? Math.max(limit + 1, FILTERED_BATCH) : limit + 1;
@@ -99,15 +123,16 @@ export function redisCallRecords(
       let lastHandedOut: string | null = null;
       let lastScanned: string | null = null;
       let scanned = 0;
+      const lastDay = dayStartMs(minMs);
+      let day = dayStartMs(upperMs);
 
-      while (scanned < MAX_SCANNED) {
-        const members = await client.zrevrangebylex(index, max, min, 'LIMIT', 0, batch);
-        if (members.length === 0) return { calls, nextCursor: null };
+      while (day >= lastDay && scanned < MAX_SCANNED) {
+        const members = await client.zrevrangebylex(keys.callIndex(day), max, min, 'LIMIT', 0, batch);
         scanned += members.length;
-        const jsons = await client.mget(members.map((member) => recordKey(member.slice(MS_DIGITS))));
+        const jsons = await readRecords(members);
         for (const [i, member] of members.entries()) {
           const json = jsons[i];
-          if (json === null || json === undefined) continue; // expired before trimming reached it
+          if (json === null || json === undefined) continue; // expired, or its save never finished
           const record = JSON.parse(json) as CallRecord;
           if (memberOf(startedAtMs(record), record.callSid) !== member) continue; // stale member
           if (query.outcome !== undefined && record.outcome !== query.outcome) continue;
@@ -116,10 +141,13 @@ export function redisCallRecords(
           calls.push(record);
           lastHandedOut = member;
         }
-        if (members.length < batch) return { calls, nextCursor: null };
-        lastScanned = members.at(-1) ?? null;
-        max = `(${lastScanned}`;
+        if (members.length > 0) {
+          lastScanned = members.at(-1) ?? null;
+          max = `(${lastScanned}`;
+        }
+        if (members.length < batch) day -= DAY_MS; // this day is read to its start
       }
+      if (day < lastDay) return { calls, nextCursor: null };
       // Out of budget: every member up to the last one read has been considered.
       return { calls, nextCursor: lastScanned === null ? null : encodeCursor(lastScanned) };
     },

@@ -1,23 +1,45 @@
 // The shared event queue on Redis Streams. One consumer group, so several instances drain one
 // stream and each entry goes to one consumer; an entry whose consumer died (idle past the lease)
 // is taken over with XAUTOCLAIM. Streams have no delayed delivery, so retries wait in a sorted set
-// scored by due time and are moved back onto the stream when due. Keys share one hash tag so the
-// multi-key steps stay valid on a cluster.
-//
-//   {queue}:stream   the stream, field `e` = the event as JSON
-//   {queue}:delayed  sorted set, member = event JSON, score = due time (ms)
-//   {queue}:dead     hash, id → dead letter JSON
-//   {queue}:ages     sorted set, member = id, score = enqueued time: depth and oldest age
+// scored by due time and are moved back onto the stream when due. The keys share one hash tag, so
+// every multi-key step is one slot on a cluster; each is bounded (keys.ts): the queue refuses events
+// past its limit, dead letters are kept for a retention and up to a count, and consumers that have
+// gone quiet with nothing pending are dropped from the group.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { QueueFullError } from '../../errors.js';
+import type { StoreLimits } from '../limits.js';
 import type { ClaimedEvent, Clock, DeadLetter, EventQueue, QueuedEvent } from '../store.js';
+import type { RedisKeys } from './keys.js';
 import { redisScript } from './script.js';
 
 const GROUP = 'callbridge';
 const PROMOTE_BATCH = 100;
 /** XAUTOCLAIM scans at most 10 × COUNT pending entries per call; a few calls cover any real backlog. */
 const RECLAIM_SCANS = 10;
+/** Ids dropped per HDEL/ZREM when trimming dead letters (Lua's unpack has a stack limit). */
+const TRIM_BATCH = 500;
 
+export interface RedisEventQueueOptions {
+  limits: StoreLimits;
+  /** A consumer idle this long with nothing pending is dropped from the group (it is re-made if it reads again). */
+  consumerIdleMs: number;
+  /** How often one instance looks for such consumers. */
+  consumerPruneIntervalMs: number;
+}
+
+export const DEFAULT_CONSUMER_IDLE_MS = 60 * 60_000;
+export const DEFAULT_CONSUMER_PRUNE_INTERVAL_MS = 10 * 60_000;
+
+// KEYS: stream, ages · ARGV: event JSON, id, enqueued ms, limit. 0 when full.
+const enqueue = redisScript(`
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 0 end
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 'e', ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+return 1
+`);
+
+// KEYS: delayed, stream · ARGV: now, batch.
 const promoteDue = redisScript(`
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 for _, member in ipairs(due) do
@@ -27,11 +49,38 @@ end
 return #due
 `);
 
-// HDEL decides which of two concurrent retries of one dead letter wins.
-const reviveDead = redisScript(`
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('XADD', KEYS[2], '*', 'e', ARGV[2])
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+// KEYS: stream, ages, dead, dead-at · ARGV: group, receipt, id, letter JSON, dead ms, drop-before ms,
+// most letters kept, retention ms. Drops the letters past the retention, then the oldest past the count.
+const bury = redisScript(`
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('ZREM', KEYS[2], ARGV[3])
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
+redis.call('ZADD', KEYS[4], ARGV[5], ARGV[3])
+local function drop(ids)
+  for i = 1, #ids, ${TRIM_BATCH} do
+    local part = {unpack(ids, i, math.min(i + ${TRIM_BATCH} - 1, #ids))}
+    redis.call('HDEL', KEYS[3], unpack(part))
+    redis.call('ZREM', KEYS[4], unpack(part))
+  end
+end
+drop(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[6]))
+local excess = redis.call('ZCARD', KEYS[4]) - tonumber(ARGV[7])
+if excess > 0 then drop(redis.call('ZRANGE', KEYS[4], 0, excess - 1)) end
+redis.call('PEXPIRE', KEYS[3], ARGV[8])
+redis.call('PEXPIRE', KEYS[4], ARGV[8])
+return 1
+`);
+
+// KEYS: dead, dead-at, stream, ages · ARGV: id, requeued JSON, now, limit. HDEL decides which of two
+// concurrent retries of one dead letter wins. 1 requeued, 0 no such letter, -1 the queue is full.
+const revive = redisScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[4]) then return -1 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('XADD', KEYS[3], '*', 'e', ARGV[2])
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
 return 1
 `);
 
@@ -49,16 +98,29 @@ function stored(event: QueuedEvent): QueuedEvent {
   return { id, name, provider, idempotencyKey, payload, attempts, enqueuedAtMs, lastError };
 }
 
+/** XINFO CONSUMERS replies a flat [field, value, …] list per consumer. */
+function consumerInfo(reply: unknown): Array<{ name: string; pending: number; idleMs: number }> {
+  if (!Array.isArray(reply)) return [];
+  return reply.map((fields: unknown[]) => {
+    const get = (field: string) => fields[fields.indexOf(field) + 1];
+    return { name: String(get('name')), pending: Number(get('pending')), idleMs: Number(get('idle')) };
+  });
+}
+
 export interface RedisEventQueue extends EventQueue {
   /** Creates the consumer group (and stream) if missing. */
   ensureGroup(): Promise<void>;
 }
 
-export function redisEventQueue(client: Redis, prefix: string, now: Clock): RedisEventQueue {
-  const stream = `${prefix}{queue}:stream`;
-  const delayed = `${prefix}{queue}:delayed`;
-  const dead = `${prefix}{queue}:dead`;
-  const ages = `${prefix}{queue}:ages`;
+export function redisEventQueue(
+  client: Redis,
+  keys: RedisKeys,
+  now: Clock,
+  options: RedisEventQueueOptions,
+): RedisEventQueue {
+  const { stream, delayed, ages, dead, deadAt } = keys.queue;
+  const { limits } = options;
+  let prunedAtMs = Number.NEGATIVE_INFINITY;
 
   async function ensureGroup(): Promise<void> {
     try {
@@ -77,6 +139,23 @@ export function redisEventQueue(client: Redis, prefix: string, now: Clock): Redi
       if (!(err instanceof Error) || !err.message.startsWith('NOGROUP')) throw err;
       await ensureGroup();
       return op();
+    }
+  }
+
+  /**
+   * Every process start names a new consumer, so over years the group would collect thousands.
+   * A consumer idle past consumerIdleMs with nothing pending has gone (a live one polls every
+   * second); dropping it loses nothing, and it is re-made should it read again.
+   */
+  async function pruneConsumers(self: string): Promise<void> {
+    const t = now();
+    if (t - prunedAtMs < options.consumerPruneIntervalMs) return;
+    prunedAtMs = t;
+    const consumers = consumerInfo(await client.xinfo('CONSUMERS', stream, GROUP));
+    for (const consumer of consumers) {
+      if (consumer.name === self || consumer.pending > 0 || consumer.idleMs < options.consumerIdleMs)
+        continue;
+      await client.xgroup('DELCONSUMER', stream, GROUP, consumer.name);
     }
   }
 
@@ -123,6 +202,9 @@ export function redisEventQueue(client: Redis, prefix: string, now: Clock): Redi
     return { ...event, attempts: event.attempts + 1, receipt: entry[0] };
   }
 
+  const queueFull = () =>
+    new QueueFullError(`the event queue holds its limit of ${limits.maxQueuedEvents} events; retry later`);
+
   return {
     ensureGroup,
 
@@ -137,17 +219,17 @@ export function redisEventQueue(client: Redis, prefix: string, now: Clock): Redi
         enqueuedAtMs: now(),
         lastError: null,
       };
-      await client
-        .multi()
-        .xadd(stream, '*', 'e', JSON.stringify(event))
-        .zadd(ages, event.enqueuedAtMs, event.id)
-        .exec();
+      const args = [JSON.stringify(event), event.id, event.enqueuedAtMs, limits.maxQueuedEvents];
+      if ((await enqueue(client, [stream, ages], args)) !== 1) throw queueFull();
       return event.id;
     },
 
     async claimNextEvent(consumer, leaseMs) {
       await promoteDue(client, [delayed, stream], [now(), PROMOTE_BATCH]);
-      return withGroup(async () => (await reclaim(consumer, leaseMs)) ?? readNew(consumer));
+      return withGroup(async () => {
+        await pruneConsumers(consumer);
+        return (await reclaim(consumer, leaseMs)) ?? readNew(consumer);
+      });
     },
 
     async ackEvent(event) {
@@ -170,20 +252,37 @@ export function redisEventQueue(client: Redis, prefix: string, now: Clock): Redi
     },
 
     async deadLetterEvent(event, error) {
-      const letter: DeadLetter = { ...stored(event), lastError: error, deadAtMs: now() };
-      await client
-        .multi()
-        .xack(stream, GROUP, event.receipt)
-        .xdel(stream, event.receipt)
-        .hset(dead, event.id, JSON.stringify(letter))
-        .zrem(ages, event.id)
-        .exec();
+      const t = now();
+      const letter: DeadLetter = { ...stored(event), lastError: error, deadAtMs: t };
+      await bury(
+        client,
+        [stream, ages, dead, deadAt],
+        [
+          GROUP,
+          event.receipt,
+          event.id,
+          JSON.stringify(letter),
+          t,
+          t - limits.deadLetterRetentionMs,
+          limits.maxDeadLetters,
+          limits.deadLetterRetentionMs,
+        ],
+      );
     },
 
     async listDeadLetters(limit) {
-      const letters = (await client.hvals(dead)).map((json) => JSON.parse(json) as DeadLetter);
-      letters.sort((a, b) => b.deadAtMs - a.deadAtMs);
-      return letters.slice(0, limit);
+      // Letters past the retention stay until the next dead letter trims them: skip them here.
+      const ids = await client.zrevrangebyscore(
+        deadAt,
+        '+inf',
+        now() - limits.deadLetterRetentionMs,
+        'LIMIT',
+        0,
+        limit,
+      );
+      if (ids.length === 0) return [];
+      const jsons = await client.hmget(dead, ...ids);
+      return jsons.filter((json) => json !== null).map((json) => JSON.parse(json) as DeadLetter);
     },
 
     async retryDeadLetter(id) {
@@ -192,11 +291,19 @@ export function redisEventQueue(client: Redis, prefix: string, now: Clock): Redi
       const { deadAtMs: _deadAt, ...letter } = JSON.parse(json) as DeadLetter;
       const t = now();
       const requeued: QueuedEvent = { ...letter, attempts: 0, enqueuedAtMs: t };
-      return (await reviveDead(client, [dead, stream, ages], [id, JSON.stringify(requeued), t])) === 1;
+      const args = [id, JSON.stringify(requeued), t, limits.maxQueuedEvents];
+      const result = await revive(client, [dead, deadAt, stream, ages], args);
+      if (result === -1) throw queueFull();
+      return result === 1;
     },
 
     async queueStats() {
-      const replies = await client.multi().zcard(ages).zrange(ages, 0, 0, 'WITHSCORES').hlen(dead).exec();
+      const replies = await client
+        .multi()
+        .zcard(ages)
+        .zrange(ages, 0, 0, 'WITHSCORES')
+        .zcount(deadAt, now() - limits.deadLetterRetentionMs, '+inf')
+        .exec();
       const depth = Number(replies?.[0]?.[1] ?? 0);
       const oldest = replies?.[1]?.[1] as string[] | undefined;
       const oldestMs = oldest?.[1] === undefined ? null : Number(oldest[1]);

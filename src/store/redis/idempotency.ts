@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { IdempotencyKeys } from '../store.js';
+import type { RedisKeys } from './keys.js';
 import { redisScript } from './script.js';
 
 const claim = redisScript(`
@@ -29,12 +30,21 @@ if redis.call('GET', KEYS[1]) == 'p:' .. ARGV[1] then redis.call('DEL', KEYS[1])
 return 1
 `);
 
-export function redisIdempotencyKeys(client: Redis, prefix: string): IdempotencyKeys {
-  const keyOf = (key: string) => `${prefix}idem:${key}`;
+export function redisIdempotencyKeys(client: Redis, keys: RedisKeys): IdempotencyKeys {
+  const keyOf = keys.idempotency;
   return {
     async claimIdempotencyKey(key, ttlMs) {
       const token = randomUUID();
-      const status = await claim(client, [keyOf(key)], [token, ttlMs]);
+      let status: unknown;
+      try {
+        status = await claim(client, [keyOf(key)], [token, ttlMs]);
+      } catch (err) {
+        // A command that timed out may still run: a Redis that froze runs what it was sent once it
+        // thaws. The release, queued behind the claim on the same connection, undoes it, so the
+        // provider's retry is not told "in progress" for the claim's whole lifetime.
+        release(client, [keyOf(key)], [token]).catch(() => {});
+        throw err;
+      }
       if (status === 'claimed') return { status: 'claimed', token };
       return status === 'done' ? { status: 'done' } : { status: 'in_progress' };
     },

@@ -1,9 +1,10 @@
 // Counters over a window opened by the first hit, in Redis: the key's expiry is the window.
 import type { Redis } from 'ioredis';
 import type { Clock, WindowCounters } from '../store.js';
+import type { RedisKeys } from './keys.js';
 
-export function redisWindowCounters(client: Redis, prefix: string, now: Clock): WindowCounters {
-  const keyOf = (key: string) => `${prefix}count:${key}`;
+export function redisWindowCounters(client: Redis, keys: RedisKeys, now: Clock): WindowCounters {
+  const keyOf = keys.counter;
   return {
     async incrementWindowCounter(key, windowMs) {
       const k = keyOf(key);

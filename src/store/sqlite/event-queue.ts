@@ -1,7 +1,11 @@
 // The shared event queue in SQLite: one row per event; a lease marks it in flight, `dead_at` marks
-// a dead letter. A lapsed lease (crashed consumer) makes the row claimable again.
+// a dead letter. A lapsed lease (crashed consumer) makes the row claimable again. Bounded like the
+// Redis queue (limits.ts): enqueueing past the limit is refused, and dead letters are kept for a
+// retention and up to a count.
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
+import { QueueFullError } from '../../errors.js';
+import type { StoreLimits } from '../limits.js';
 import type { ClaimedEvent, Clock, DeadLetter, EventQueue, QueuedEvent } from '../store.js';
 import type { Migration } from './migrations.js';
 
@@ -52,7 +56,7 @@ function toEvent(row: Row): QueuedEvent {
   };
 }
 
-export function sqliteEventQueue(db: Database, now: Clock): EventQueue {
+export function sqliteEventQueue(db: Database, now: Clock, limits: StoreLimits): EventQueue {
   const insert = db.prepare(
     `INSERT INTO event_queue (id, name, provider, idempotency_key, payload, enqueued_at, due_at)
      VALUES (@id, @name, @provider, @idempotencyKey, @payload, @now, @now)`,
@@ -75,8 +79,16 @@ export function sqliteEventQueue(db: Database, now: Clock): EventQueue {
     `UPDATE event_queue SET dead_at = @now, lease_owner = NULL, lease_until = NULL, last_error = @error
      WHERE id = @id AND dead_at IS NULL`,
   );
-  const deadLetters = db.prepare<[number], Row>(
-    'SELECT * FROM event_queue WHERE dead_at IS NOT NULL ORDER BY dead_at DESC, seq DESC LIMIT ?',
+  const trimDead = db.prepare<{ cutoff: number; max: number }>(
+    `DELETE FROM event_queue WHERE dead_at IS NOT NULL AND (dead_at < @cutoff OR seq NOT IN (
+       SELECT seq FROM event_queue WHERE dead_at IS NOT NULL ORDER BY dead_at DESC, seq DESC LIMIT @max))`,
+  );
+  const deadLetters = db.prepare<{ cutoff: number; limit: number }, Row>(
+    `SELECT * FROM event_queue WHERE dead_at IS NOT NULL AND dead_at >= @cutoff
+     ORDER BY dead_at DESC, seq DESC LIMIT @limit`,
+  );
+  const deadLetter = db.prepare<[string], { id: string }>(
+    'SELECT id FROM event_queue WHERE id = ? AND dead_at IS NOT NULL',
   );
   const revive = db.prepare<{ id: string; now: number }>(
     `UPDATE event_queue SET dead_at = NULL, attempts = 0, enqueued_at = @now, due_at = @now
@@ -85,9 +97,31 @@ export function sqliteEventQueue(db: Database, now: Clock): EventQueue {
   const live = db.prepare<[], { depth: number; oldest: number | null }>(
     'SELECT COUNT(*) AS depth, MIN(enqueued_at) AS oldest FROM event_queue WHERE dead_at IS NULL',
   );
-  const dead = db.prepare<[], { n: number }>(
-    'SELECT COUNT(*) AS n FROM event_queue WHERE dead_at IS NOT NULL',
+  const dead = db.prepare<[number], { n: number }>(
+    'SELECT COUNT(*) AS n FROM event_queue WHERE dead_at IS NOT NULL AND dead_at >= ?',
   );
+  const queued = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM event_queue WHERE dead_at IS NULL');
+
+  const queueFull = () =>
+    new QueueFullError(`the event queue holds its limit of ${limits.maxQueuedEvents} events; retry later`);
+  const hasRoom = () => (queued.get()?.n ?? 0) < limits.maxQueuedEvents;
+  const cutoff = () => now() - limits.deadLetterRetentionMs;
+
+  const enqueueTx = db.transaction((row: Parameters<typeof insert.run>[0]) => {
+    if (!hasRoom()) throw queueFull();
+    insert.run(row);
+  });
+  const buryTx = db.transaction((id: string, error: string) => {
+    bury.run({ id, now: now(), error });
+    trimDead.run({ cutoff: cutoff(), max: limits.maxDeadLetters });
+  });
+  const reviveTx = db.transaction((id: string) => {
+    if (!hasRoom()) {
+      if (deadLetter.get(id)) throw queueFull();
+      return false;
+    }
+    return revive.run({ id, now: now() }).changes === 1;
+  });
 
   // IMMEDIATE: the select and the lease are one step even with another process on the file.
   const claimTx = db.transaction((consumer: string, leaseMs: number): ClaimedEvent | null => {
@@ -102,7 +136,7 @@ export function sqliteEventQueue(db: Database, now: Clock): EventQueue {
   return {
     async enqueueEvent(event) {
       const id = randomUUID();
-      insert.run({
+      enqueueTx.immediate({
         id,
         name: event.name,
         provider: event.provider,
@@ -122,22 +156,22 @@ export function sqliteEventQueue(db: Database, now: Clock): EventQueue {
       later.run({ id: event.receipt, dueAt: now() + delayMs, error });
     },
     async deadLetterEvent(event, error) {
-      bury.run({ id: event.receipt, now: now(), error });
+      buryTx.immediate(event.receipt, error);
     },
     async listDeadLetters(limit) {
       return deadLetters
-        .all(limit)
+        .all({ cutoff: cutoff(), limit })
         .map((row): DeadLetter => ({ ...toEvent(row), deadAtMs: row.dead_at ?? 0 }));
     },
     async retryDeadLetter(id) {
-      return revive.run({ id, now: now() }).changes === 1;
+      return reviveTx.immediate(id);
     },
     async queueStats() {
       const { depth, oldest } = live.get() ?? { depth: 0, oldest: null };
       return {
         depth,
         oldestAgeMs: oldest === null ? null : Math.max(0, now() - oldest),
-        deadLetters: dead.get()?.n ?? 0,
+        deadLetters: dead.get(cutoff())?.n ?? 0,
       };
     },
   };

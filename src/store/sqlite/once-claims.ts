@@ -1,4 +1,5 @@
-// Single-use claims (stream tokens) in SQLite.
+// Single-use claims (stream tokens) in SQLite, standing for their validity plus the clock-skew
+// allowance (limits.ts) like the Redis adapter's.
 import type { Database } from 'better-sqlite3';
 import type { Clock, OnceClaims } from '../store.js';
 import type { Migration } from './migrations.js';
@@ -10,7 +11,11 @@ export const onceClaimMigrations: readonly Migration[] = [
   },
 ];
 
-export function sqliteOnceClaims(db: Database, now: Clock): OnceClaims & { prune(): void } {
+export function sqliteOnceClaims(
+  db: Database,
+  now: Clock,
+  clockSkewAllowanceMs: number,
+): OnceClaims & { prune(): void } {
   // One statement: inserts a new claim or takes over a lapsed one, atomically.
   const claim = db.prepare<{ key: string; expiresAt: number; now: number }>(
     `INSERT INTO once_claims (key, expires_at) VALUES (@key, @expiresAt)
@@ -19,9 +24,9 @@ export function sqliteOnceClaims(db: Database, now: Clock): OnceClaims & { prune
   const prune = db.prepare<[number]>('DELETE FROM once_claims WHERE expires_at <= ?');
 
   return {
-    async claimOnce(key, ttlMs) {
+    async claimOnce(key, validForMs) {
       const t = now();
-      return claim.run({ key, expiresAt: t + ttlMs, now: t }).changes === 1;
+      return claim.run({ key, expiresAt: t + validForMs + clockSkewAllowanceMs, now: t }).changes === 1;
     },
     prune() {
       prune.run(now());
