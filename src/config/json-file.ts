@@ -63,7 +63,8 @@ export function checkShape<T extends TSchema>(schema: T, value: unknown, shownFi
   throw fileError(shownFile, first.path, describeValueError(first));
 }
 
-function describeValueError(error: ValueError): string {
+/** What is wrong with one value, in the words config errors use (the value quoted unless redacted). */
+export function describeValueError(error: ValueError): string {
   const schema = error.schema as Record<string, unknown>;
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty:

@@ -3,6 +3,9 @@
 import { Redis } from 'ioredis';
 import { DEFAULT_CALL_RECORD_RETENTION_MS } from './call-record-query.js';
 import { redisCallRecords } from './redis/call-records.js';
+import { redisCampaigns } from './redis/campaigns.js';
+import { redisDialerHeartbeats } from './redis/dialer-heartbeats.js';
+import { redisDoNotCall } from './redis/do-not-call.js';
 import { redisEventQueue } from './redis/event-queue.js';
 import { redisIdempotencyKeys } from './redis/idempotency.js';
 import { redisOnceClaims } from './redis/once-claims.js';
@@ -55,6 +58,9 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<Store>
       now,
       options.callRecordRetentionMs ?? DEFAULT_CALL_RECORD_RETENTION_MS,
     ),
+    ...redisCampaigns(client, prefix, now),
+    ...redisDialerHeartbeats(client, prefix),
+    ...redisDoNotCall(client, prefix),
     async close() {
       if (client.status === 'end') return;
       try {

@@ -4,6 +4,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { callRecordMigrations, sqliteCallRecords } from './sqlite/call-records.js';
+import { campaignMigrations, sqliteCampaigns } from './sqlite/campaigns.js';
+import { dialerHeartbeatMigrations, sqliteDialerHeartbeats } from './sqlite/dialer-heartbeats.js';
+import { doNotCallMigrations, sqliteDoNotCall } from './sqlite/do-not-call.js';
 import { DEFAULT_CALL_RECORD_RETENTION_MS } from './call-record-query.js';
 import { eventQueueMigrations, sqliteEventQueue } from './sqlite/event-queue.js';
 import { idempotencyMigrations, sqliteIdempotencyKeys } from './sqlite/idempotency.js';
@@ -45,15 +48,22 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...eventQueueMigrations,
     ...providerVerificationMigrations,
     ...callRecordMigrations,
+    ...campaignMigrations,
+    ...dialerHeartbeatMigrations,
+    ...doNotCallMigrations,
   ]);
 
   const onceClaims = sqliteOnceClaims(db, now);
   const idempotency = sqliteIdempotencyKeys(db, now);
   const counters = sqliteWindowCounters(db, now);
+  const { prune: pruneCampaigns, ...campaigns } = sqliteCampaigns(db, now);
+  const { prune: pruneHeartbeats, ...heartbeats } = sqliteDialerHeartbeats(db, now);
   const prune = () => {
     onceClaims.prune();
     idempotency.prune();
     counters.prune();
+    pruneCampaigns();
+    pruneHeartbeats();
   };
   prune();
   const pruneTimer = setInterval(prune, PRUNE_INTERVAL_MS);
@@ -69,6 +79,9 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...sqliteEventQueue(db, now),
     ...sqliteProviderVerifications(db),
     ...sqliteCallRecords(db, now, options.callRecordRetentionMs ?? DEFAULT_CALL_RECORD_RETENTION_MS),
+    ...campaigns,
+    ...heartbeats,
+    ...sqliteDoNotCall(db),
     async close() {
       clearInterval(pruneTimer);
       if (db.open) db.close();

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { openRedisStore } from '../../src/store/redis.js';
+import { campaignStoreContract } from './campaign-contract.js';
 import { storeContract } from './contract.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 
@@ -12,13 +13,15 @@ const available = await redisAvailable();
 if (!available) console.warn(`skipping the Redis store suites: no Redis answers at ${REDIS_URL}`);
 
 describe.skipIf(!available)('redis', () => {
-  storeContract('redis', async () => {
+  const redisHarness = async () => {
     const keyPrefix = `callbridge-test:${randomUUID()}:`;
     return {
       open: () => openRedisStore({ url: REDIS_URL, keyPrefix }),
       cleanup: () => deleteKeys(keyPrefix),
     };
-  });
+  };
+  storeContract('redis', redisHarness);
+  campaignStoreContract('redis', redisHarness);
 
   it('keeps every key under the prefix', async () => {
     const keyPrefix = `callbridge-test:${randomUUID()}:`;

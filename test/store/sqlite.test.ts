@@ -6,15 +6,18 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
+import { campaignStoreContract } from './campaign-contract.js';
 import { storeContract } from './contract.js';
 
-storeContract('sqlite', async () => {
+const sqliteHarness = async () => {
   const dir = mkdtempSync(join(tmpdir(), 'callbridge-store-'));
   return {
     open: async () => openSqliteStore({ file: join(dir, 'callbridge.db') }),
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
-});
+};
+storeContract('sqlite', sqliteHarness);
+campaignStoreContract('sqlite', sqliteHarness);
 
 describe('sqlite store', () => {
   const dirs: string[] = [];
