@@ -121,6 +121,8 @@ export interface CampaignContacts {
   cancelWaitingContacts(campaignId: string, limit: number, nowMs: number): Promise<number>;
   /** True while any contact is waiting or dialing. */
   hasUnfinishedContacts(campaignId: string): Promise<boolean>;
+  /** When the earliest waiting contact falls due (leased ones included); null when none waits. */
+  nextDueAtMs(campaignId: string): Promise<number | null>;
 }
 
 export interface BeginAttempt {
@@ -187,7 +189,7 @@ export interface DialAttempts {
 
 /** The circuit breaker's sliding window: each finished attempt, failed or not. */
 export interface DialResults {
-  /** Records a result; results older than `keepMs` are dropped. Recording one id twice counts once. */
+  /** Records a result; results older than `keepMs` before it are dropped. One id counts once. */
   recordDialResult(
     campaignId: string,
     result: { id: string; atMs: number; failed: boolean },
@@ -198,9 +200,10 @@ export interface DialResults {
 
 /** Which dialer processes are alive, so the attempts of a dead one are adopted. */
 export interface DialerHeartbeats {
-  beatDialer(owner: string, ttlMs: number): Promise<void>;
-  /** The subset of `owners` whose heartbeat has not lapsed. */
-  liveDialers(owners: readonly string[]): Promise<Set<string>>;
+  /** The dialer `owner` is alive until `nowMs + ttlMs` (the dialer's clock, so tests can move it). */
+  beatDialer(owner: string, nowMs: number, ttlMs: number): Promise<void>;
+  /** The subset of `owners` whose heartbeat has not lapsed at `nowMs`. */
+  liveDialers(owners: readonly string[], nowMs: number): Promise<Set<string>>;
 }
 
 export interface DoNotCallEntry {

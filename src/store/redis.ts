@@ -58,7 +58,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<Store>
       now,
       options.callRecordRetentionMs ?? DEFAULT_CALL_RECORD_RETENTION_MS,
     ),
-    ...redisCampaigns(client, prefix, now),
+    ...redisCampaigns(client, prefix),
     ...redisDialerHeartbeats(client, prefix),
     ...redisDoNotCall(client, prefix),
     async close() {

@@ -233,6 +233,20 @@ export function campaignStoreContract(name: string, harness: () => Promise<Store
         expect(later.map((c) => c.seq).sort()).toEqual([1, 2, 3, 4, 5, 6]);
       });
 
+      it('says when the earliest waiting contact falls due, leased or not', async () => {
+        const id = await campaign('running', contacts(3));
+        await store.releaseContact(id, 1, T0 + 9_000);
+        await store.releaseContact(id, 2, T0 + 5_000);
+        await store.releaseContact(id, 3, T0 + 7_000);
+        expect(await store.nextDueAtMs(id)).toBe(T0 + 5_000);
+        await store.leaseDueContacts(id, { nowMs: T0 + 5_000, limit: 1, leaseMs: 60_000 });
+        expect(await store.nextDueAtMs(id)).toBe(T0 + 5_000);
+        await store.closeContact(id, 2, { outcome: 'dnc', note: null, nowMs: T0 });
+        expect(await store.nextDueAtMs(id)).toBe(T0 + 7_000);
+        await store.cancelWaitingContacts(id, 10, T0);
+        expect(await store.nextDueAtMs(id)).toBeNull();
+      });
+
       it('closes a waiting contact once, without a dial', async () => {
         const id = await campaign('running', contacts(2));
         expect(await store.closeContact(id, 1, { outcome: 'dnc', note: 'listed', nowMs: T0 })).toBe(true);
@@ -446,13 +460,21 @@ export function campaignStoreContract(name: string, harness: () => Promise<Store
     });
 
     describe('dialer heartbeats', () => {
-      it('knows a dialer alive until its heartbeat lapses', async () => {
-        await store.beatDialer('a', 60_000);
-        await store.beatDialer('b', 60);
-        expect(await store.liveDialers(['a', 'b', 'c'])).toEqual(new Set(['a', 'b']));
+      it('knows a dialer alive until its heartbeat lapses on the dialer clock', async () => {
+        const now = Date.now();
+        await store.beatDialer('a', now, 60_000);
+        await store.beatDialer('b', now, 20_000);
+        const other = await open();
+        expect(await other.liveDialers(['a', 'b', 'c'], now + 10_000)).toEqual(new Set(['a', 'b']));
+        expect(await other.liveDialers(['a', 'b', 'c'], now + 30_000)).toEqual(new Set(['a']));
+        expect(await other.liveDialers([], now)).toEqual(new Set());
+      });
+
+      it('forgets a heartbeat once it has lapsed on the store clock too', async () => {
+        await store.beatDialer('short', Date.now(), 50);
         await sleep(120);
-        expect(await store.liveDialers(['a', 'b', 'c'])).toEqual(new Set(['a']));
-        expect(await store.liveDialers([])).toEqual(new Set());
+        // Whatever clock asks: a lapsed heartbeat is never alive again.
+        expect(await store.liveDialers(['short'], Date.now())).toEqual(new Set());
       });
     });
 

@@ -53,7 +53,6 @@ import {
   seqCursor,
   seqFromCursor,
 } from '../campaign-transitions.js';
-import type { Clock } from '../store.js';
 import { redisScript } from './script.js';
 
 const MS_DIGITS = 16;
@@ -209,7 +208,7 @@ return 1
 
 export type RedisCampaigns = Campaigns & CampaignContacts & DialAttempts & DialResults;
 
-export function redisCampaigns(client: Redis, prefix: string, now: Clock): RedisCampaigns {
+export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
   const k = (id: string) => {
     const tag = `${prefix}{c:${id}}`;
     return {
@@ -517,6 +516,11 @@ export function redisCampaigns(client: Redis, prefix: string, now: Clock): Redis
       return replies.some(([, n]) => Number(n) > 0);
     },
 
+    async nextDueAtMs(id) {
+      const first = await client.zrange(k(id).due, 0, 0, 'WITHSCORES');
+      return first[1] === undefined ? null : Number(first[1]);
+    },
+
     async beginAttempt(input): Promise<BeginResult> {
       const keys = k(input.campaignId);
       const result = await casContact(input.campaignId, input.seq, async (contact, json) => {
@@ -644,7 +648,7 @@ export function redisCampaigns(client: Redis, prefix: string, now: Clock): Redis
 
     async recordDialResult(id, result, keepMs) {
       const keys = k(id);
-      const oldest = now() - keepMs;
+      const oldest = result.atMs - keepMs;
       const tx = client.multi().zadd(keys.results, result.atMs, result.id);
       if (result.failed) tx.zadd(keys.failures, result.atMs, result.id);
       await tx

@@ -174,6 +174,10 @@ export function sqliteCampaigns(db: Database, now: Clock): SqliteCampaigns {
     waiting: db.prepare<[string, number], { seq: number }>(
       `SELECT seq FROM campaign_contacts WHERE campaign_id = ? AND state IN ('pending', 'retry') LIMIT ?`,
     ),
+    nextDue: db.prepare<[string], { due_at: number }>(
+      `SELECT due_at FROM campaign_contacts WHERE campaign_id = ? AND state IN ('pending', 'retry')
+       ORDER BY due_at LIMIT 1`,
+    ),
     unfinished: db.prepare<[string], { one: number }>(
       `SELECT 1 AS one FROM campaign_contacts WHERE campaign_id = ? AND state IN ('pending', 'retry', 'dialing') LIMIT 1`,
     ),
@@ -374,7 +378,7 @@ export function sqliteCampaigns(db: Database, now: Clock): SqliteCampaigns {
   const recordResult = db.transaction(
     (campaignId: string, result: { id: string; atMs: number; failed: boolean }, keepMs: number) => {
       q.insertResult.run(campaignId, result.id, result.atMs, result.failed ? 1 : 0);
-      q.trimResults.run(campaignId, now() - keepMs);
+      q.trimResults.run(campaignId, result.atMs - keepMs);
     },
   );
 
@@ -464,6 +468,9 @@ export function sqliteCampaigns(db: Database, now: Clock): SqliteCampaigns {
     },
     async hasUnfinishedContacts(campaignId) {
       return q.unfinished.get(campaignId) !== undefined;
+    },
+    async nextDueAtMs(campaignId) {
+      return q.nextDue.get(campaignId)?.due_at ?? null;
     },
 
     async beginAttempt(input) {

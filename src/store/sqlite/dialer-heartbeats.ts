@@ -19,17 +19,18 @@ export function sqliteDialerHeartbeats(db: Database, now: Clock): DialerHeartbea
   const live = db.prepare<[string, number], { owner: string }>(
     'SELECT owner FROM dialer_heartbeats WHERE owner IN (SELECT value FROM json_each(?)) AND expires_at > ?',
   );
+  // Pruned a day after lapsing: a dialer on a clock ahead of ours must not lose its row early.
   const prune = db.prepare('DELETE FROM dialer_heartbeats WHERE expires_at <= ?');
   return {
-    async beatDialer(owner, ttlMs) {
-      beat.run(owner, now() + ttlMs);
+    async beatDialer(owner, nowMs, ttlMs) {
+      beat.run(owner, nowMs + ttlMs);
     },
-    async liveDialers(owners) {
+    async liveDialers(owners, nowMs) {
       if (owners.length === 0) return new Set();
-      return new Set(live.all(JSON.stringify(owners), now()).map((row) => row.owner));
+      return new Set(live.all(JSON.stringify(owners), nowMs).map((row) => row.owner));
     },
     prune() {
-      prune.run(now());
+      prune.run(now() - 24 * 60 * 60_000);
     },
   };
 }
