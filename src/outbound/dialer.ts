@@ -439,9 +439,19 @@ export class Dialer {
   }
 
   private async dispatched(campaign: CampaignRecord, attempt: OpenAttempt, callSid: string) {
-    this.deps.metrics.campaignDialsStarted.inc();
-    if (!(await this.deps.store.recordCallSid(campaign.id, attempt.id, callSid))) {
+    const { store, originator, metrics } = this.deps;
+    metrics.campaignDialsStarted.inc();
+    if (!(await store.recordCallSid(campaign.id, attempt.id, callSid))) {
       this.log.debug({ attemptId: attempt.id, callSid }, 'the call ended before its id was recorded');
+    }
+    // A cancel that came while the carrier was placing this call could not hang it up: do it now.
+    if ((await store.getCampaign(campaign.id))?.state === 'cancelled') {
+      await originator.hangup(callSid, campaign.spec.carrier).catch((err: Error) => {
+        this.log.warn(
+          { attemptId: attempt.id, err: err.message },
+          'could not hang up a call of a cancelled campaign',
+        );
+      });
     }
   }
 

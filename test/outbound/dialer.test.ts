@@ -260,6 +260,25 @@ describe('cancel', () => {
   });
 });
 
+describe('cancel while the carrier is placing a call', () => {
+  it('hangs up the call as soon as the carrier names it', async () => {
+    // The carrier takes 5 s to accept each request; the campaign is cancelled meanwhile.
+    rig = await dialerRig();
+    const originate = rig.originator.originate.bind(rig.originator);
+    rig.originator.originate = (request) =>
+      new Promise((resolve, reject) => {
+        rig!.clock.setTimeout(() => originate(request).then(resolve, reject), 5 * SECOND);
+      });
+    const id = await rig.campaign({}, csvOf(['+12125550100']));
+    await rig.run(SECOND);
+    await rig.service.act(id, 'cancel');
+    expect(rig.originator.hangups).toEqual([]);
+    await rig.run(10 * SECOND);
+    expect(rig.originator.hangups).toEqual([rig.originator.dials[0]!.callSid]);
+    expect(await rig.store.getContact(id, 1)).toMatchObject({ state: 'done', outcome: 'cancelled' });
+  });
+});
+
 describe('carrier API errors', () => {
   it('waits and dials again without spending an attempt when the carrier may accept later', async () => {
     const number = '+12125550100';

@@ -41,7 +41,9 @@ afterEach(async () => {
 describe('campaign events', () => {
   it('name the campaign, key completion once and each breaker pause by its instant', () => {
     const campaign = campaignRecord({ id: 'cmp_abc', state: 'completed' });
-    expect(gatewayEvent({ name: 'campaign.completed', campaign, progress, atMs: Date.UTC(2025, 0, 6) })).toEqual({
+    expect(
+      gatewayEvent({ name: 'campaign.completed', campaign, progress, atMs: Date.UTC(2025, 0, 6) }),
+    ).toEqual({
       name: 'campaigns/campaign.completed',
       provider: 'campaigns',
       event: 'campaign.completed',
@@ -56,10 +58,14 @@ describe('campaign events', () => {
         outcomes: progress.outcomes,
       },
     });
-    const paused = campaignRecord({ id: 'cmp_abc', state: 'paused', pause: { by: 'breaker', message: 'm', atMs: 42 } });
-    expect(gatewayEvent({ name: 'campaign.paused', campaign: paused, progress, atMs: 50 }).idempotencyKey).toBe(
-      'campaigns:cmp_abc:paused:42',
-    );
+    const paused = campaignRecord({
+      id: 'cmp_abc',
+      state: 'paused',
+      pause: { by: 'breaker', message: 'm', atMs: 42 },
+    });
+    expect(
+      gatewayEvent({ name: 'campaign.paused', campaign: paused, progress, atMs: 50 }).idempotencyKey,
+    ).toBe('campaigns:cmp_abc:paused:42');
   });
 
   it('retries a failed delivery with a growing delay, then gives up without throwing', async () => {
@@ -97,12 +103,18 @@ describe('campaign events', () => {
     const admin = async (path: string, body?: string, type = 'application/json') => {
       const res = await fetch(`${server!.baseUrl}/v1${path}`, {
         method: 'POST',
-        headers: { authorization: 'Bearer admin-token-for-event-tests', ...(body ? { 'content-type': type } : {}) },
+        headers: {
+          authorization: 'Bearer admin-token-for-event-tests',
+          ...(body ? { 'content-type': type } : {}),
+        },
         body,
       });
       return (await res.json()) as { id: string };
     };
-    const { id } = await admin('/campaigns', JSON.stringify({ name: 'signed', pacing: { callsPerSecond: 50 } }));
+    const { id } = await admin(
+      '/campaigns',
+      JSON.stringify({ name: 'signed', pacing: { callsPerSecond: 50 } }),
+    );
     await admin(`/campaigns/${id}/contacts`, 'phone\n+12125550100\n', 'text/csv');
     await admin(`/campaigns/${id}/start`);
     const [request] = await operator.waitForRequests(1);
@@ -113,7 +125,8 @@ describe('campaign events', () => {
       provider: 'campaigns',
       payload: { campaignId: id, state: 'completed', outcomes: { completed: 1 } },
     });
-    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(request?.headers['x-callbridge-signature'])) ?? [];
+    const [, t, v1] =
+      /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(request?.headers['x-callbridge-signature'])) ?? [];
     expect(v1).toBe(hmacOf('sha256', 'operator-secret', `${t}.${request?.body}`).toString('hex'));
   });
 });
