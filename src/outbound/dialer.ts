@@ -10,7 +10,7 @@
 //   4. `beginAttempt` claims the attempt durably, under the cap and the pace, before the carrier is
 //      asked; a refusal (pace, cap) puts the rest back and says when to look again;
 //   5. the carrier is asked to place the call, and its call id is recorded the moment it returns.
-// Outcomes come back through `attemptFinished` (status callbacks and call records, via the glue
+// Outcomes come back through `attemptFinished` (status callbacks and call records, from the code
 // that owns the carrier), once per attempt whatever the number of callbacks.
 //
 // Faults:

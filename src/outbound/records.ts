@@ -1,6 +1,6 @@
 // The durable shapes of outbound calling: campaigns, their contacts and the attempts to reach them.
-// The store keeps these (src/store/store.ts, "campaigns" ports); the dialer and the admin API read
-// and change them only through the store's atomic steps.
+// The store keeps these (src/store/campaign-store.ts); the dialer and the admin API read and change
+// them only through the store's atomic steps.
 
 export const CAMPAIGN_STATES = ['draft', 'running', 'paused', 'completed', 'cancelled'] as const;
 export type CampaignState = (typeof CAMPAIGN_STATES)[number];

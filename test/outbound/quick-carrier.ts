@@ -10,7 +10,7 @@ export class QuickCarrier implements Originator {
   dialer: Dialer | null = null;
   readonly dials: OriginateRequest[] = [];
   readonly hangups: string[] = [];
-  /** Called for each answered call, with the verdict detection would give (the glue counts it). */
+  /** Called for each answered call with the verdict detection would give (the call session counts it). */
   onVerdict: ((verdict: string) => void) | null = null;
   private readonly live = new Map<string, NodeJS.Timeout>();
   private readonly ended = new Map<string, AttemptOutcome>();
