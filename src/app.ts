@@ -1,5 +1,6 @@
 // buildApp assembles the HTTP and WebSocket surface from a validated config and its dependencies.
 // It never listens, reads the environment or exits: src/main.ts does that.
+import { hostname } from 'node:os';
 import websocket from '@fastify/websocket';
 import Fastify, {
   type FastifyBaseLogger,
@@ -9,6 +10,8 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import { registerCallAdminRoutes } from './admin/calls.js';
+import { registerCampaignAdminRoutes } from './admin/campaigns.js';
+import { registerDncAdminRoutes } from './admin/dnc.js';
 import { adminApi } from './admin/plugin.js';
 import type { AgentDialer } from './agent/dialer.js';
 import { AdmissionControl } from './call/admission.js';
@@ -25,7 +28,11 @@ import { AgentConnectError, codeForStatus, NotFoundError } from './errors.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import type { AnalysisSubject } from './speech/analysis.js';
 import type { PromptAudio } from './speech/prompts.js';
+import type { DialerClock } from './outbound/clock.js';
+import type { DialerOptions } from './outbound/dialer.js';
+import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
 import type { Store } from './store/store.js';
+import { operatorGatewayNotifier } from './webhooks/notifier.js';
 import { registerWebhookAdminRoutes, type WebhookGateway, webhookGateway } from './webhooks/plugin.js';
 
 export interface AppDeps {
@@ -39,6 +46,11 @@ export interface AppDeps {
   analysis?: { enqueue(record: AnalysisSubject): Promise<void> };
   /** The fixed prompts a caller hears without an agent (src/speech/prompts.ts). */
   prompts?: PromptAudio;
+  /** Places outbound calls for campaigns; absent: campaigns can be prepared but not started. */
+  originator?: Originator;
+  /** The dialer's clock and tuning (tests). */
+  dialerClock?: DialerClock;
+  dialerOptions?: Partial<DialerOptions>;
 }
 
 export interface CallbridgeState {
@@ -49,6 +61,8 @@ export interface CallbridgeState {
   gateway: WebhookGateway;
   prewarm: PrewarmPool<PrewarmedAgent>;
   admission: AdmissionControl;
+  /** Campaigns and their dialer (main.ts starts the dialer once listening). */
+  outbound: Outbound;
   draining: boolean;
   prompts?: PromptAudio;
 }
@@ -79,6 +93,25 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });
+  const outbound = createOutbound({
+    config,
+    store: deps.store,
+    metrics,
+    logger: deps.logger,
+    originator: deps.originator ?? null,
+    carriers: ['twilio'],
+    // Campaign events reach the operator gateway like webhook events: same body, headers, signature.
+    deliver: operatorGatewayNotifier('campaigns', {
+      url: config.webhooks.operatorGatewayUrl,
+      secret: config.webhooks.operatorGatewaySecret ?? null,
+      timeoutMs: 10_000,
+      logger: deps.logger,
+      now: Date.now,
+    }),
+    instanceId: hostname(),
+    ...(deps.dialerClock ? { clock: deps.dialerClock } : {}),
+    ...(deps.dialerOptions ? { dialerOptions: deps.dialerOptions } : {}),
+  });
   const state: CallbridgeState = {
     config,
     metrics,
@@ -93,6 +126,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       recoverEveryMs: ADMISSION_RECOVER_EVERY_MS,
       onChange: (limit) => metrics.admissionLimit.set(limit),
     }),
+    outbound,
     draining: false,
     ...(deps.prompts ? { prompts: deps.prompts } : {}),
   };
@@ -193,11 +227,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       adminApi(config.adminToken, [
         (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
         (scope) => registerCallAdminRoutes(scope, { store: deps.store }),
+        (scope) => registerCampaignAdminRoutes(scope, { campaigns: outbound.service }),
+        (scope) => registerDncAdminRoutes(scope, { store: deps.store, now: Date.now }),
       ]),
       { prefix: '/v1' },
     );
   }
   app.addHook('onClose', async () => {
+    await outbound.dialer?.stop();
     clearInterval(pinger);
     state.prewarm.closeAll();
     await gateway.close();

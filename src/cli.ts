@@ -8,6 +8,8 @@ commands:
             [--from E164] [--to E164] [--hold-ms N] [--no-wait]
   bench     run the load benchmark (see BENCHMARKS.md)
   doctor    check configuration, secrets and reachability of the configured hosts
+  campaign  run and follow outbound campaigns: campaign run FILE.csv | status ID [--watch] |
+            pause ID | resume ID | cancel ID | export ID (campaign --help for the options)
 `;
 
 const [command, ...args] = process.argv.slice(2);
@@ -34,6 +36,11 @@ switch (command) {
   case 'doctor': {
     const { doctorCommand } = await import('./doctor/command.js');
     process.exitCode = await doctorCommand(args);
+    break;
+  }
+  case 'campaign': {
+    const { campaignCommand } = await import('./campaign-cli/command.js');
+    process.exitCode = await campaignCommand(args);
     break;
   }
   case 'help':

@@ -7,6 +7,8 @@ export const BadRequestError = createError<[string]>('CALLBRIDGE_BAD_REQUEST', '
 export const UnauthorizedError = createError<[string]>('CALLBRIDGE_UNAUTHORIZED', '%s', 401);
 export const BadSignatureError = createError<[string]>('CALLBRIDGE_BAD_SIGNATURE', '%s', 403);
 export const NotFoundError = createError<[string]>('CALLBRIDGE_NOT_FOUND', '%s', 404);
+/** The request is sound but the resource's state forbids it (starting a running campaign). */
+export const ConflictError = createError<[string]>('CALLBRIDGE_CONFLICT', '%s', 409);
 export const BodyTooLargeError = createError<[string]>('CALLBRIDGE_BODY_TOO_LARGE', '%s', 413);
 export const RateLimitedError = createError<[string]>('CALLBRIDGE_RATE_LIMITED', '%s', 429);
 export const UnavailableError = createError<[string]>('CALLBRIDGE_UNAVAILABLE', '%s', 503);
@@ -63,6 +65,8 @@ export function codeForStatus(status: number): string {
       return 'CALLBRIDGE_NOT_FOUND';
     case 405:
       return 'CALLBRIDGE_METHOD_NOT_ALLOWED';
+    case 409:
+      return 'CALLBRIDGE_CONFLICT';
     case 413:
       return 'CALLBRIDGE_BODY_TOO_LARGE';
     case 415:

@@ -3,6 +3,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
+import { ensureAdminToken } from './admin/token-file.js';
 import { createAgentDialer } from './agent/dialer.js';
 import { buildApp } from './app.js';
 import { SHUTDOWN_FAREWELL } from './call/session.js';
@@ -29,6 +30,23 @@ try {
 }
 
 const logger = createLogger(config.logLevel, undefined, { transcripts: config.logTranscripts });
+if (config.adminToken === null) {
+  try {
+    const file = ensureAdminToken(config.dataDir);
+    config = { ...config, adminToken: file.token };
+    logger.info(
+      { path: file.path },
+      file.created
+        ? 'ADMIN_TOKEN is not set: created an admin token in this file (the CLI reads it from there)'
+        : 'ADMIN_TOKEN is not set: using the admin token in this file',
+    );
+    if (file.exposed)
+      logger.warn({ path: file.path }, 'the admin token file is readable by other users: chmod 600 it');
+  } catch (err) {
+    process.stderr.write(`callbridge: invalid configuration: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
 const metrics = createMetrics(config.region);
 const store = await openStore(config);
 
@@ -159,3 +177,4 @@ void warnUnknownThinkModels(
   },
   logger,
 );
+app.callbridge.outbound.dialer?.start();

@@ -71,7 +71,8 @@ export function checkShape<T extends TSchema>(
   throw fileError(shownFile, `${at}${first.path}`, describeValueError(first));
 }
 
-function describeValueError(error: ValueError): string {
+/** What is wrong with one value, in the words config errors use (the value quoted unless redacted). */
+export function describeValueError(error: ValueError): string {
   const schema = error.schema as Record<string, unknown>;
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty:

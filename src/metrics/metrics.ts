@@ -282,6 +282,84 @@ export function createMetrics(region: string) {
       labelNames: ['kind', 'source'],
       registers: r,
     }),
+    ...campaignMetrics(r),
+  };
+}
+
+/** Outcomes a campaign dial is counted under: each attempt's, and `dnc` for one the list stopped. */
+const CAMPAIGN_DIAL_OUTCOMES = [
+  'completed',
+  'voicemail_left',
+  'machine',
+  'busy',
+  'no_answer',
+  'failed',
+  'cancelled',
+  'dnc',
+] as const;
+
+// Campaign gauges describe state shared through the store, so every instance reports the same
+// value: aggregate them with `max`, not `sum`. Counters count this instance's own work.
+function campaignMetrics(r: Registry[]) {
+  const dials = new Counter({
+    name: 'callbridge_campaign_dials_total',
+    help: 'Campaign dials by how they ended: the attempt outcomes, and dnc for a dial the do-not-call list stopped.',
+    labelNames: ['outcome'],
+    registers: r,
+  });
+  for (const outcome of CAMPAIGN_DIAL_OUTCOMES) dials.inc({ outcome }, 0);
+  const carrierErrors = new Counter({
+    name: 'callbridge_campaign_carrier_errors_total',
+    help: 'Carrier API errors placing campaign calls, by kind (retry_later, failed, unknown).',
+    labelNames: ['kind'],
+    registers: r,
+  });
+  for (const kind of ['retry_later', 'failed', 'unknown']) carrierErrors.inc({ kind }, 0);
+  return {
+    campaignDials: dials,
+    campaignCarrierErrors: carrierErrors,
+    campaignDialsStarted: new Counter({
+      name: 'callbridge_campaign_dials_started_total',
+      help: 'Campaign calls the carrier accepted to place.',
+      registers: r,
+    }),
+    campaignBreakerTrips: new Counter({
+      name: 'callbridge_campaign_breaker_trips_total',
+      help: 'Campaigns paused by their circuit breaker.',
+      registers: r,
+    }),
+    campaignCallsActive: new Gauge({
+      name: 'callbridge_campaign_calls_active',
+      help: 'Campaign calls in flight, across every instance sharing the store.',
+      registers: r,
+    }),
+    campaignConcurrencyLimit: new Gauge({
+      name: 'callbridge_campaign_concurrency_limit',
+      help: 'Sum of the concurrency caps of running campaigns, as lowered after agent 429s.',
+      registers: r,
+    }),
+    campaignPaceTarget: new Gauge({
+      name: 'callbridge_campaign_pace_target_calls_per_second',
+      help: 'Sum of the paces set for running campaigns, in calls per second.',
+      registers: r,
+    }),
+    campaigns: new Gauge({
+      name: 'callbridge_campaigns',
+      help: 'Campaigns running or paused, by state.',
+      labelNames: ['state'],
+      registers: r,
+    }),
+    campaignsPausedByBreaker: new Gauge({
+      name: 'callbridge_campaigns_paused_by_breaker',
+      help: 'Campaigns paused by their circuit breaker and not resumed yet.',
+      registers: r,
+    }),
+    amdVerdicts: new Counter({
+      name: 'callbridge_amd_verdicts_total',
+      help: 'Answering-machine detection verdicts on outbound calls, by carrier and verdict.',
+      labelNames: ['carrier', 'verdict'],
+      registers: r,
+    }),
   };
 }
 

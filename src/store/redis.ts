@@ -11,6 +11,9 @@ import {
   DEFAULT_CONSUMER_PRUNE_INTERVAL_MS,
   redisEventQueue,
 } from './redis/event-queue.js';
+import { redisCampaigns } from './redis/campaigns.js';
+import { redisDialerHeartbeats } from './redis/dialer-heartbeats.js';
+import { redisDoNotCall } from './redis/do-not-call.js';
 import { redisIdempotencyKeys } from './redis/idempotency.js';
 import { redisKeys } from './redis/keys.js';
 import { upgradeLegacyLayout } from './redis/legacy-layout.js';
@@ -89,6 +92,9 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<Store>
     ...redisProviderVerifications(client, keys),
     ...callRecords,
     ...redisAnalysisJobs(client, prefix, now),
+    ...redisCampaigns(client, prefix),
+    ...redisDialerHeartbeats(client, prefix),
+    ...redisDoNotCall(client, prefix),
     async close() {
       if (client.status === 'end') return;
       try {

@@ -5,6 +5,9 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { analysisJobMigrations, sqliteAnalysisJobs } from './sqlite/analysis-jobs.js';
 import { callRecordMigrations, sqliteCallRecords } from './sqlite/call-records.js';
+import { campaignMigrations, sqliteCampaigns } from './sqlite/campaigns.js';
+import { dialerHeartbeatMigrations, sqliteDialerHeartbeats } from './sqlite/dialer-heartbeats.js';
+import { doNotCallMigrations, sqliteDoNotCall } from './sqlite/do-not-call.js';
 import { DEFAULT_CALL_RECORD_RETENTION_MS } from './call-record-query.js';
 import { eventQueueMigrations, sqliteEventQueue } from './sqlite/event-queue.js';
 import { idempotencyMigrations, sqliteIdempotencyKeys } from './sqlite/idempotency.js';
@@ -50,15 +53,22 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...providerVerificationMigrations,
     ...callRecordMigrations,
     ...analysisJobMigrations,
+    ...campaignMigrations,
+    ...dialerHeartbeatMigrations,
+    ...doNotCallMigrations,
   ]);
 
   const onceClaims = sqliteOnceClaims(db, now, limits.clockSkewAllowanceMs);
   const idempotency = sqliteIdempotencyKeys(db, now);
   const counters = sqliteWindowCounters(db, now);
+  const { prune: pruneCampaigns, ...campaigns } = sqliteCampaigns(db, now);
+  const { prune: pruneHeartbeats, ...heartbeats } = sqliteDialerHeartbeats(db, now);
   const prune = () => {
     onceClaims.prune();
     idempotency.prune();
     counters.prune();
+    pruneCampaigns();
+    pruneHeartbeats();
   };
   prune();
   const pruneTimer = setInterval(prune, PRUNE_INTERVAL_MS);
@@ -75,6 +85,9 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...sqliteProviderVerifications(db),
     ...sqliteCallRecords(db, now, options.callRecordRetentionMs ?? DEFAULT_CALL_RECORD_RETENTION_MS),
     ...sqliteAnalysisJobs(db, now),
+    ...campaigns,
+    ...heartbeats,
+    ...sqliteDoNotCall(db),
     async close() {
       clearInterval(pruneTimer);
       if (db.open) db.close();

@@ -10,6 +10,8 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
+import type { DialerOptions } from '../../src/outbound/dialer.js';
+import type { Originator } from '../../src/outbound/ports.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/store.js';
 
@@ -23,7 +25,7 @@ export interface TestServer {
 
 export async function startServer(
   env: Record<string, string>,
-  opts: { logger?: Logger } = {},
+  opts: { logger?: Logger; originator?: Originator; dialerOptions?: Partial<DialerOptions> } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-test-'));
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
@@ -40,8 +42,18 @@ export async function startServer(
     },
     metrics,
   );
-  const app = await buildApp(config, { logger, store, dial, metrics, agentMode: 'remote' });
+  const app = await buildApp(config, {
+    logger,
+    store,
+    dial,
+    metrics,
+    agentMode: 'remote',
+    ...(opts.originator ? { originator: opts.originator } : {}),
+    ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
+  // As main.ts does once listening: campaigns dial only where a carrier can place calls.
+  app.callbridge.outbound.dialer?.start();
   const { port } = app.server.address() as { port: number };
   const baseUrl = `http://127.0.0.1:${port}`;
   // Media URLs in TwiML derive from PUBLIC_URL; the port is known only now.

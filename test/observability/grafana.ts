@@ -5,7 +5,11 @@ import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '../..');
 export const DATASOURCE_UID = 'callbridge-prometheus';
-export const DASHBOARD_FILES = ['grafana/dashboards/calls.json', 'grafana/dashboards/webhooks.json'];
+export const DASHBOARD_FILES = [
+  'grafana/dashboards/calls.json',
+  'grafana/dashboards/webhooks.json',
+  'grafana/dashboards/campaigns.json',
+];
 
 export interface Target {
   refId: string;

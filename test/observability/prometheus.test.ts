@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { newCallSid, openMediaStream, voiceWebhook } from '../helpers/twilio-carrier.js';
+import { QuickCarrier } from '../outbound/quick-carrier.js';
 import { DASHBOARD_FILES, panelTargets, ROOT, readDashboard, variableQuery } from './grafana.js';
 
 /** The binaries of Debian's `prometheus` package, from PATH or /usr/bin. */
@@ -47,6 +48,7 @@ if (missing.length > 0) {
 }
 
 const REGION = 'eu';
+const ADMIN_TOKEN = 'observability-admin-token';
 const SECRETS = { deploy: 'deploy-webhook-secret-for-tests', code: 'code-webhook-secret-for-tests' };
 const ALERTS_FILE = join(ROOT, 'prometheus/alerts.yml');
 const PROMETHEUS_CONFIG = join(ROOT, 'prometheus/prometheus.yml');
@@ -134,6 +136,7 @@ describe.skipIf(missing.length > 0)(
     const dirs: string[] = [];
     let agent: FakeAgent;
     let server: TestServer;
+    let carrier: QuickCarrier;
     let prometheus: ChildProcess | null = null;
     let prometheusLog = '';
     let promUrl = '';
@@ -321,6 +324,58 @@ describe.skipIf(missing.length > 0)(
       expect(await webhook('deploy', succeeded.body, {})).toBe(429);
     }
 
+    async function admin(method: string, path: string, body?: string, type = 'application/json') {
+      const res = await fetch(`${server.baseUrl}/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': type } : {}) },
+        body,
+      });
+      expect(res.status, `${method} ${path}`).toBeLessThan(300);
+      return (await res.json()) as { id: string; state: string };
+    }
+
+    /**
+     * Two campaigns through the dialer, a fast fake carrier answering as the simulated callee's
+     * number plan says: one runs to completion with every kind of outcome, one trips its breaker.
+     */
+    async function campaigns() {
+      const run = async (campaign: object, csv: string) => {
+        const { id } = await admin('POST', '/campaigns', JSON.stringify(campaign));
+        await admin('POST', `/campaigns/${id}/contacts`, csv, 'text/csv');
+        await admin('POST', `/campaigns/${id}/start`);
+        return id;
+      };
+      await admin('POST', '/dnc', JSON.stringify({ numbers: ['+12125550130'] }));
+      const mixed = await run(
+        {
+          name: 'every outcome',
+          pacing: { callsPerSecond: 50, maxConcurrent: 10 },
+          amd: { mode: 'voicemail', voicemail: { text: 'Sorry we missed you.' } },
+        },
+        'phone\n+12125550100\n+12125550130\n+12125550145\n+12125550150\n+12125550161\n+12125550175\n+12125550185\n+12125550195\n',
+      );
+      const failing = await run(
+        {
+          name: 'carrier failing',
+          pacing: { callsPerSecond: 50, maxConcurrent: 10 },
+          breaker: { failureShare: 0.5, windowSeconds: 60, minCalls: 3 },
+        },
+        `phone\n${Array.from({ length: 10 }, (_, i) => `+121255501${90 + i}`).join('\n')}\n`,
+      );
+      await until(
+        'the first campaign to complete',
+        async () => (await admin('GET', `/campaigns/${mixed}`)).state === 'completed',
+      );
+      await until(
+        'the breaker to pause the second',
+        async () => (await admin('GET', `/campaigns/${failing}`)).state === 'paused',
+      );
+      await until(
+        'the breaker gauge',
+        async () => (await metrics()).sum('callbridge_campaigns_paused_by_breaker') === 1,
+      );
+    }
+
     async function startPrometheus(target: string) {
       const dir = mkdtempSync(join(tmpdir(), 'callbridge-prometheus-'));
       dirs.push(dir);
@@ -371,14 +426,23 @@ describe.skipIf(missing.length > 0)(
 
     beforeAll(async () => {
       agent = await startFakeAgent();
-      server = await startServer({
-        AGENT_URL: agent.url,
-        AGENT_API_KEY: 'observability-test-key',
-        REGION,
-        WEBHOOK_SECRET_DEPLOY: SECRETS.deploy,
-        WEBHOOK_SECRET_CODE: SECRETS.code,
-        QUEUE_PILOTS: 'code',
-      });
+      carrier = new QuickCarrier();
+      server = await startServer(
+        {
+          AGENT_URL: agent.url,
+          AGENT_API_KEY: 'observability-test-key',
+          REGION,
+          WEBHOOK_SECRET_DEPLOY: SECRETS.deploy,
+          WEBHOOK_SECRET_CODE: SECRETS.code,
+          QUEUE_PILOTS: 'code',
+          ADMIN_TOKEN,
+        },
+        { originator: carrier, dialerOptions: { idlePollMs: 20, gaugeEveryMs: 20 } },
+      );
+      carrier.dialer = server.app.callbridge.outbound.dialer;
+      // The call session counts detection verdicts on outbound calls; here the fake carrier stands in.
+      carrier.onVerdict = (verdict) =>
+        server.app.callbridge.metrics.amdVerdicts.inc({ carrier: 'twilio', verdict });
       server.app.callbridge.gateway.startDrainer();
       // The shipped config labels each instance by its address without the port.
       instance = new URL(server.baseUrl).hostname;
@@ -390,6 +454,7 @@ describe.skipIf(missing.length > 0)(
       await replayedStream(firstAnswer);
       await agentRefused();
       await webhooks();
+      await campaigns();
       await until('every call ended', async () => (await metrics()).sum('callbridge_calls_total') === 4);
       metricsText = await (await fetch(`${server.baseUrl}/metrics`)).text();
 
@@ -405,6 +470,7 @@ describe.skipIf(missing.length > 0)(
         await exited;
         clearTimeout(timer);
       }
+      carrier?.close();
       await server?.close();
       await agent?.close();
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -511,6 +577,39 @@ describe.skipIf(missing.length > 0)(
         queued: 1,
         bad_signature: 20,
         rate_limited: 1,
+      });
+    });
+
+    it('shows in Prometheus what the campaigns did', async () => {
+      const byLabel = async (promql: string, label: string) => {
+        const res = await query(promql);
+        expect(res.status, res.error).toBe('success');
+        return Object.fromEntries(res.data.result.map((r) => [r.metric[label] ?? '', Number(r.value[1])]));
+      };
+      const where = `region="${REGION}", instance="${instance}"`;
+      const dials = await byLabel(`sum by (outcome) (callbridge_campaign_dials_total{${where}})`, 'outcome');
+      expect(dials).toMatchObject({
+        completed: 2,
+        voicemail_left: 1,
+        machine: 1,
+        busy: 1,
+        no_answer: 1,
+        dnc: 1,
+        cancelled: 0,
+      });
+      // One failure in the first campaign; the second paused after at least three.
+      expect(dials.failed).toBeGreaterThanOrEqual(4);
+      expect(await byLabel(`max(callbridge_campaigns_paused_by_breaker{${where}})`, '')).toEqual({ '': 1 });
+      expect(await byLabel(`sum(callbridge_campaign_breaker_trips_total{${where}})`, '')).toEqual({ '': 1 });
+      expect(await byLabel(`max by (state) (callbridge_campaigns{${where}})`, 'state')).toEqual({
+        running: 0,
+        paused: 1,
+      });
+      expect(await byLabel(`sum by (verdict) (callbridge_amd_verdicts_total{${where}})`, 'verdict')).toEqual({
+        human: 1,
+        unknown: 1,
+        machine_end_beep: 1,
+        fax: 1,
       });
     });
 
@@ -657,6 +756,11 @@ const ALERT_SCENARIOS: Record<
   CallbridgeWebhookDeadLetters: {
     firing: [s('callbridge_webhook_dead_letters', '', '0x10 3x20')],
     healthy: [s('callbridge_webhook_dead_letters', '', '0x30')],
+    labels: { region: 'eu' },
+  },
+  CallbridgeCampaignPausedByBreaker: {
+    firing: [s('callbridge_campaigns_paused_by_breaker', '', '0x10 1x20')],
+    healthy: [s('callbridge_campaigns_paused_by_breaker', '', '0x30')],
     labels: { region: 'eu' },
   },
   CallbridgeWebhookQueueStale: {

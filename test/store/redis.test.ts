@@ -15,6 +15,8 @@ import { UNEXPIRING_KEYS } from '../../src/store/redis/keys.js';
 import type { Store } from '../../src/store/store.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { REDIS_SERVER, type RedisServer, startRedisServer } from '../helpers/redis-server.js';
+import { campaignRecord, newContact } from '../outbound/fixtures.js';
+import { campaignStoreContract } from './campaign-contract.js';
 import { storeContract } from './contract.js';
 
 const available = await redisAvailable();
@@ -93,12 +95,67 @@ async function keysUnder(client: Redis, prefix: string): Promise<string[]> {
 }
 
 describe.skipIf(!available)('redis', () => {
+  campaignStoreContract('redis', async () => {
+    const keyPrefix = newPrefix();
+    return {
+      open: () => openRedisStore({ url: REDIS_URL, keyPrefix }),
+      cleanup: () => deleteKeys(keyPrefix),
+    };
+  });
   storeContract('redis', async () => {
     const keyPrefix = newPrefix();
     return {
       open: (limits) => openRedisStore({ url: REDIS_URL, keyPrefix, limits }),
       cleanup: () => deleteKeys(keyPrefix),
     };
+  });
+
+  it('gives every key of an ended campaign a lifetime, and every other campaign key a bound', async () => {
+    // A fleet shares this Redis: nothing a campaign writes may stay forever or grow without limit.
+    const keyPrefix = `callbridge-test:${randomUUID()}:`;
+    const store = await openRedisStore({ url: REDIS_URL, keyPrefix });
+    const client = new Redis(REDIS_URL);
+    try {
+      const record = campaignRecord({ id: 'cmp_ttl', createdAtMs: Date.now() });
+      await store.createCampaign(record);
+      await store.addContacts('cmp_ttl', [newContact(0), newContact(1)], Date.now());
+      await store.transitionCampaign('cmp_ttl', ['draft'], 'running', {});
+      const begun = await store.beginAttempt({
+        campaignId: 'cmp_ttl',
+        seq: 1,
+        owner: 'a',
+        from: null,
+        nowMs: Date.now(),
+        maxConcurrent: 5,
+        callsPerSecond: 1,
+      });
+      if (!begun.ok) throw new Error(begun.reason);
+      await store.recordCallSid('cmp_ttl', begun.attempt.id, 'CA-ttl');
+      await store.recordDialResult('cmp_ttl', { id: 'r', atMs: Date.now(), failed: false }, 60_000);
+      await store.beatDialer('a', Date.now(), 60_000);
+      await store.transitionCampaign('cmp_ttl', ['running'], 'cancelled', { endedAtMs: Date.now() });
+      const keys = await client.keys(`${keyPrefix}*`);
+      const campaignKeys = keys.filter((key) => key.includes('{c:cmp_ttl}'));
+      expect(campaignKeys.length).toBeGreaterThan(8);
+      for (const key of campaignKeys)
+        expect(await client.pttl(key), key).toBeGreaterThan(80 * 24 * 3_600_000);
+      expect(await client.pttl(`${keyPrefix}attempt-call:CA-ttl`)).toBeGreaterThan(0);
+      expect(await client.pttl(`${keyPrefix}dialer:a`)).toBeGreaterThan(0);
+      // The list and the active hint stay, bounded: by the index's cap and by the campaigns not yet settled.
+      const others = keys.filter((key) => !key.includes('{c:cmp_ttl}') && !key.includes('{queue}'));
+      expect(others.sort()).toEqual(
+        [
+          `${keyPrefix}attempt-call:CA-ttl`,
+          `${keyPrefix}dialer:a`,
+          `${keyPrefix}{campaigns}:active`,
+          `${keyPrefix}{campaigns}:index`,
+        ].sort(),
+      );
+    } finally {
+      await client.quit();
+      await store.close();
+      await deleteKeys(keyPrefix);
+    }
   });
 
   describe('keys', () => {

@@ -5,17 +5,21 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
-import { CLOCK_SKEW_ALLOWANCE_MS } from '../../src/store/limits.js';
+import { CLOCK_SKEW_ALLOWANCE_MS, type StoreLimits } from '../../src/store/limits.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
+import { campaignStoreContract } from './campaign-contract.js';
 import { storeContract } from './contract.js';
 
-storeContract('sqlite', async () => {
+const sqliteHarness = async () => {
   const dir = mkdtempSync(join(tmpdir(), 'callbridge-store-'));
   return {
-    open: async (limits) => openSqliteStore({ file: join(dir, 'callbridge.db'), limits }),
+    open: async (limits?: Partial<StoreLimits>) =>
+      openSqliteStore({ file: join(dir, 'callbridge.db'), limits }),
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
-});
+};
+storeContract('sqlite', sqliteHarness);
+campaignStoreContract('sqlite', sqliteHarness);
 
 describe('sqlite store', () => {
   const dirs: string[] = [];

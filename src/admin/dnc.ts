@@ -1,0 +1,56 @@
+// The do-not-call list, checked right before every campaign dial. Mounted inside the `/v1` admin
+// scope, which already checks ADMIN_TOKEN.
+//   POST   /dnc            {"numbers": ["+1…", …]} or text/csv with a phone column (and country)
+//                          → 200 {"added": n, "alreadyListed": n, "rejected": [{"row", "reason"}]}
+//   GET    /dnc/:number    → 200 {"number", "listed": true, "addedAt"}; 404 when not listed
+//   DELETE /dnc/:number    → 204; 404 when not listed
+import type { FastifyInstance } from 'fastify';
+import { BadRequestError, NotFoundError } from '../errors.js';
+import { dncFromCsv, dncFromJson } from '../outbound/dnc-import.js';
+import { normalizePhone } from '../outbound/phone.js';
+import type { Store } from '../store/store.js';
+import { acceptCsv, UPLOAD_BODY_LIMIT_BYTES } from './campaigns.js';
+
+export interface DncAdminDeps {
+  store: Store;
+  now: () => number;
+}
+
+/** The number in the path, E.164 (`+` may arrive as `%2B`). */
+function pathNumber(raw: string): string {
+  const checked = raw.startsWith('+') ? normalizePhone(raw) : null;
+  if (!checked?.ok) throw new BadRequestError('the number must be a valid E.164 number, like +12125550100');
+  return checked.e164;
+}
+
+export function registerDncAdminRoutes(scope: FastifyInstance, deps: DncAdminDeps): void {
+  acceptCsv(scope);
+
+  scope.post('/dnc', { bodyLimit: UPLOAD_BODY_LIMIT_BYTES }, async (request) => {
+    const type = request.headers['content-type'] ?? '';
+    const upload =
+      typeof request.body === 'string' && type.startsWith('text/csv')
+        ? dncFromCsv(request.body)
+        : type.startsWith('application/json')
+          ? dncFromJson(request.body)
+          : null;
+    if (!upload) throw new BadRequestError('numbers must be sent as JSON {"numbers": [...]} or text/csv');
+    const added = await deps.store.addDoNotCall(upload.numbers, deps.now());
+    return { added, alreadyListed: upload.numbers.length - added, rejected: upload.rejected };
+  });
+
+  scope.get<{ Params: { number: string } }>('/dnc/:number', async (request) => {
+    const number = pathNumber(request.params.number);
+    const entry = await deps.store.getDoNotCall(number);
+    if (!entry) throw new NotFoundError(`${number} is not on the do-not-call list`);
+    return { number, listed: true, addedAt: new Date(entry.addedAtMs).toISOString() };
+  });
+
+  scope.delete<{ Params: { number: string } }>('/dnc/:number', async (request, reply) => {
+    const number = pathNumber(request.params.number);
+    if (!(await deps.store.removeDoNotCall(number))) {
+      throw new NotFoundError(`${number} is not on the do-not-call list`);
+    }
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,228 @@
+// The campaign JSON of `POST /v1/campaigns`: its shape (TypeBox, unknown fields refused), the rules
+// that span fields or need the configuration (profiles, carriers, numbers, zones), and the
+// defaults. Every bad field is named once in one 400 answer.
+import { type Static, Type } from '@sinclair/typebox';
+import type { AgentProfile } from '../config/types.js';
+import { BadRequestError } from '../errors.js';
+import { describeFieldErrors, type FieldError, schemaErrors } from './field-errors.js';
+import { normalizePhone } from './phone.js';
+import { type CampaignSpec, RETRY_ON, WEEKDAYS } from './records.js';
+import { ianaZone } from './timezone.js';
+import { windowProblem } from './windows.js';
+
+export const CAMPAIGN_LIMITS = {
+  maxNameChars: 100,
+  maxFromNumbers: 100,
+  maxWindows: 28,
+  minCallsPerSecond: 0.01,
+  maxCallsPerSecond: 100,
+  maxConcurrent: 1_000,
+  maxAttempts: 10,
+  maxDelaySeconds: 30 * 24 * 3_600,
+  maxVoicemailChars: 2_000,
+  minBreakerWindowSeconds: 10,
+  maxBreakerWindowSeconds: 3_600,
+} as const;
+
+export const CAMPAIGN_DEFAULTS = {
+  timezone: 'UTC',
+  callsPerSecond: 1,
+  maxConcurrent: 10,
+  maxAttempts: 1,
+  delaySeconds: 3_600,
+  retryOn: ['busy', 'no_answer'] as CampaignSpec['retry']['on'],
+  failureShare: 0.5,
+  windowSeconds: 120,
+  minCalls: 10,
+} as const;
+
+const L = CAMPAIGN_LIMITS;
+const oneOf = <T extends string>(values: readonly T[]) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { errorMessage: `must be one of ${values.join(', ')}` },
+  );
+const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
+const closed = { additionalProperties: false } as const;
+
+const WindowInput = Type.Object(
+  {
+    days: Type.Array(oneOf(WEEKDAYS), { minItems: 1, maxItems: 7, uniqueItems: true }),
+    start: Type.String({ maxLength: 5 }),
+    end: Type.String({ maxLength: 5 }),
+  },
+  closed,
+);
+
+export const CampaignInput = Type.Object(
+  {
+    name: Text(L.maxNameChars),
+    profile: Type.Optional(Text(64)),
+    carrier: Type.Optional(Text(32)),
+    from: Type.Optional(Type.Array(Text(40), { maxItems: L.maxFromNumbers })),
+    schedule: Type.Optional(
+      Type.Object(
+        {
+          timezone: Type.Optional(Text(64)),
+          windows: Type.Optional(Type.Array(WindowInput, { maxItems: L.maxWindows })),
+        },
+        closed,
+      ),
+    ),
+    pacing: Type.Optional(
+      Type.Object(
+        {
+          callsPerSecond: Type.Optional(
+            Type.Number({
+              minimum: L.minCallsPerSecond,
+              maximum: L.maxCallsPerSecond,
+              errorMessage: `must be a number from ${L.minCallsPerSecond} to ${L.maxCallsPerSecond}`,
+            }),
+          ),
+          maxConcurrent: Type.Optional(Type.Integer({ minimum: 1, maximum: L.maxConcurrent })),
+        },
+        closed,
+      ),
+    ),
+    retry: Type.Optional(
+      Type.Object(
+        {
+          maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: L.maxAttempts })),
+          delaySeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: L.maxDelaySeconds })),
+          on: Type.Optional(Type.Array(oneOf(RETRY_ON), { uniqueItems: true, maxItems: RETRY_ON.length })),
+        },
+        closed,
+      ),
+    ),
+    amd: Type.Optional(
+      Type.Object(
+        {
+          mode: Type.Optional(oneOf(['off', 'voicemail', 'hangup'] as const)),
+          voicemail: Type.Optional(
+            Type.Object(
+              {
+                text: Type.Optional(Text(L.maxVoicemailChars)),
+                audioUrl: Type.Optional(Text(2_048)),
+              },
+              closed,
+            ),
+          ),
+        },
+        closed,
+      ),
+    ),
+    breaker: Type.Optional(
+      Type.Object(
+        {
+          failureShare: Type.Optional(
+            Type.Number({
+              exclusiveMinimum: 0,
+              maximum: 1,
+              errorMessage: 'must be a number above 0 and at most 1',
+            }),
+          ),
+          windowSeconds: Type.Optional(
+            Type.Integer({ minimum: L.minBreakerWindowSeconds, maximum: L.maxBreakerWindowSeconds }),
+          ),
+          minCalls: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+        },
+        closed,
+      ),
+    ),
+  },
+  closed,
+);
+export type CampaignInput = Static<typeof CampaignInput>;
+
+export interface CampaignSpecContext {
+  profiles: Readonly<Record<string, AgentProfile>>;
+  /** Used when the campaign names no profile. */
+  defaultProfile: string;
+  /** Carriers that can place calls here; a campaign may name one of them. */
+  carriers: readonly string[];
+}
+
+/** The validated campaign with its defaults; throws BadRequestError naming every bad field. */
+export function campaignSpec(body: unknown, context: CampaignSpecContext): CampaignSpec {
+  const shapeErrors = schemaErrors(CampaignInput, body);
+  if (shapeErrors.length > 0) throw new BadRequestError(describeFieldErrors('invalid campaign', shapeErrors));
+  const input = body as CampaignInput;
+  const errors: FieldError[] = [];
+
+  const profile = input.profile ?? context.defaultProfile;
+  if (!Object.hasOwn(context.profiles, profile)) {
+    errors.push({
+      field: 'profile',
+      problem: `no profile ${JSON.stringify(profile)}; known: ${Object.keys(context.profiles).join(', ')}`,
+    });
+  }
+  if (input.carrier !== undefined && !context.carriers.includes(input.carrier)) {
+    errors.push({
+      field: 'carrier',
+      problem: `must be one of ${context.carriers.join(', ') || '(no carrier can place calls)'}, got ${JSON.stringify(input.carrier)}`,
+    });
+  }
+
+  const from: string[] = [];
+  for (const [i, raw] of (input.from ?? []).entries()) {
+    const phone = raw.startsWith('+') ? normalizePhone(raw) : null;
+    if (!phone?.ok) errors.push({ field: `from[${i}]`, problem: 'must be a valid E.164 number' });
+    else if (from.includes(phone.e164)) errors.push({ field: `from[${i}]`, problem: 'is listed twice' });
+    else from.push(phone.e164);
+  }
+
+  const timezone = ianaZone(input.schedule?.timezone ?? CAMPAIGN_DEFAULTS.timezone);
+  if (timezone === null) {
+    errors.push({ field: 'schedule.timezone', problem: 'must be an IANA time zone, like America/New_York' });
+  }
+  const windows = input.schedule?.windows ?? [];
+  for (const [i, window] of windows.entries()) {
+    const problem = windowProblem(window);
+    if (problem) errors.push({ field: `schedule.windows[${i}]`, problem });
+  }
+
+  const mode = input.amd?.mode ?? (input.amd?.voicemail ? 'voicemail' : 'off');
+  const voicemail = input.amd?.voicemail ?? null;
+  if (mode === 'voicemail' && voicemail?.text === undefined && voicemail?.audioUrl === undefined) {
+    errors.push({ field: 'amd.voicemail', problem: 'mode voicemail needs a voicemail text or audioUrl' });
+  }
+  if (mode !== 'voicemail' && voicemail !== null) {
+    errors.push({ field: 'amd.voicemail', problem: `is only used with mode voicemail, not ${mode}` });
+  }
+  if (voicemail?.text !== undefined && voicemail.audioUrl !== undefined) {
+    errors.push({ field: 'amd.voicemail', problem: 'give a text or an audioUrl, not both' });
+  }
+  if (voicemail?.audioUrl !== undefined && !isHttpUrl(voicemail.audioUrl)) {
+    errors.push({ field: 'amd.voicemail.audioUrl', problem: 'must be an http or https URL' });
+  }
+
+  if (errors.length > 0) throw new BadRequestError(describeFieldErrors('invalid campaign', errors));
+  return {
+    name: input.name.trim(),
+    profile,
+    carrier: input.carrier ?? null,
+    from,
+    schedule: { timezone: timezone!, windows: windows.map((w) => ({ ...w, days: [...w.days] })) },
+    pacing: {
+      callsPerSecond: input.pacing?.callsPerSecond ?? CAMPAIGN_DEFAULTS.callsPerSecond,
+      maxConcurrent: input.pacing?.maxConcurrent ?? CAMPAIGN_DEFAULTS.maxConcurrent,
+    },
+    retry: {
+      maxAttempts: input.retry?.maxAttempts ?? CAMPAIGN_DEFAULTS.maxAttempts,
+      delaySeconds: input.retry?.delaySeconds ?? CAMPAIGN_DEFAULTS.delaySeconds,
+      on: [...(input.retry?.on ?? CAMPAIGN_DEFAULTS.retryOn)],
+    },
+    amd: { mode, voicemail: mode === 'voicemail' ? voicemail : null },
+    breaker: {
+      failureShare: input.breaker?.failureShare ?? CAMPAIGN_DEFAULTS.failureShare,
+      windowSeconds: input.breaker?.windowSeconds ?? CAMPAIGN_DEFAULTS.windowSeconds,
+      minCalls: input.breaker?.minCalls ?? CAMPAIGN_DEFAULTS.minCalls,
+    },
+  };
+}
+
+function isHttpUrl(text: string): boolean {
+  if (!URL.canParse(text)) return false;
+  const { protocol, hostname } = new URL(text);
+  return (protocol === 'http:' || protocol === 'https:') && hostname !== '';
+}

@@ -1,0 +1,78 @@
+// Numbers for the do-not-call list, as uploaded: a JSON `{"numbers": [...]}` of E.164 numbers, or a
+// CSV with a `phone` column (and an optional `country` column for national numbers). Each number is
+// judged on its own; bad ones come back with their row and reason.
+import { parse } from 'csv-parse/sync';
+import { Type } from '@sinclair/typebox';
+import { BadRequestError } from '../errors.js';
+import type { RejectedRow } from './contacts-import.js';
+import { checkBody } from './field-errors.js';
+import { normalizePhone } from './phone.js';
+
+export const MAX_DNC_NUMBERS_PER_UPLOAD = 50_000;
+
+const DncJson = Type.Object(
+  {
+    numbers: Type.Array(Type.String({ maxLength: 64 }), {
+      minItems: 1,
+      maxItems: MAX_DNC_NUMBERS_PER_UPLOAD,
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export interface DncImport {
+  numbers: string[];
+  rejected: RejectedRow[];
+}
+
+function judge(entries: Array<{ row: number; phone: string; country?: string }>): DncImport {
+  const numbers = new Set<string>();
+  const rejected: RejectedRow[] = [];
+  for (const { row, phone, country } of entries) {
+    const checked = normalizePhone(phone, country);
+    if (checked.ok) numbers.add(checked.e164);
+    else rejected.push({ row, reason: checked.reason });
+  }
+  return { numbers: [...numbers], rejected };
+}
+
+export function dncFromJson(body: unknown): DncImport {
+  const { numbers } = checkBody(DncJson, body, 'invalid do-not-call list');
+  // E.164 only: a JSON list has no column to say which country a national number belongs to.
+  return judge(
+    numbers.map((phone, i) => ({ row: i + 1, phone: phone.trim().startsWith('+') ? phone : `+${phone}` })),
+  );
+}
+
+export function dncFromCsv(text: string): DncImport {
+  let records: string[][];
+  try {
+    records = parse(text, {
+      bom: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      to: MAX_DNC_NUMBERS_PER_UPLOAD + 2,
+    }) as string[][];
+  } catch (err) {
+    const { lines } = err as { lines?: number };
+    throw new BadRequestError(
+      `do-not-call CSV: not readable as CSV${typeof lines === 'number' ? ` at line ${lines}` : ''}`,
+    );
+  }
+  const header = (records[0] ?? []).map((name) => name.trim().toLowerCase());
+  const phoneAt = header.indexOf('phone');
+  if (phoneAt < 0) throw new BadRequestError('do-not-call CSV: the header has no phone column');
+  if (records.length - 1 > MAX_DNC_NUMBERS_PER_UPLOAD) {
+    throw new BadRequestError(
+      `do-not-call CSV: more than ${MAX_DNC_NUMBERS_PER_UPLOAD} rows; upload them in several parts`,
+    );
+  }
+  const countryAt = header.indexOf('country');
+  return judge(
+    records.slice(1).map((record, i) => ({
+      row: i + 2,
+      phone: record[phoneAt] ?? '',
+      ...(countryAt >= 0 && record[countryAt] !== undefined ? { country: record[countryAt] } : {}),
+    })),
+  );
+}

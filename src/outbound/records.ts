@@ -1,0 +1,163 @@
+// The durable shapes of outbound calling: campaigns, their contacts and the attempts to reach them.
+// The store keeps these (src/store/campaign-store.ts); the dialer and the admin API read and change
+// them only through the store's atomic steps.
+
+export const CAMPAIGN_STATES = ['draft', 'running', 'paused', 'completed', 'cancelled'] as const;
+export type CampaignState = (typeof CAMPAIGN_STATES)[number];
+
+/**
+ * A contact is `pending` until its first attempt, `dialing` while an attempt is open, `retry` while
+ * it waits for another attempt, and `done` once it has its final outcome.
+ */
+export const CONTACT_STATES = ['pending', 'dialing', 'retry', 'done'] as const;
+export type ContactState = (typeof CONTACT_STATES)[number];
+
+/** How one attempt ended. */
+export const ATTEMPT_OUTCOMES = [
+  'completed',
+  'voicemail_left',
+  'machine',
+  'busy',
+  'no_answer',
+  'failed',
+  'cancelled',
+] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+/** A contact's final outcome: an attempt's, or `dnc` (listed before a dial) or `invalid` (not a number). */
+export const FINAL_OUTCOMES = [...ATTEMPT_OUTCOMES, 'dnc', 'invalid'] as const;
+export type FinalOutcome = (typeof FINAL_OUTCOMES)[number];
+
+/** Who answered, as answering-machine detection judged it. */
+export type AnsweredBy = 'human' | 'machine' | 'unknown';
+
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/** Outcomes a campaign may retry; `voicemail` covers `voicemail_left` and `machine`. */
+export const RETRY_ON = ['busy', 'no_answer', 'failed', 'voicemail'] as const;
+export type RetryOn = (typeof RETRY_ON)[number];
+
+export interface CallingWindow {
+  days: Weekday[];
+  /** `HH:MM`, local to the contact. */
+  start: string;
+  /** `HH:MM` after `start`; `24:00` is the end of the day. */
+  end: string;
+}
+
+/** What a campaign does, validated, with every default filled in. */
+export interface CampaignSpec {
+  name: string;
+  profile: string;
+  /** null: the server's default carrier. */
+  carrier: string | null;
+  /** Caller IDs, E.164; empty: the carrier's default. */
+  from: string[];
+  schedule: {
+    /** IANA zone of contacts whose own zone is neither given nor derivable from the number. */
+    timezone: string;
+    /** Empty: calls may go at any hour. */
+    windows: CallingWindow[];
+  };
+  pacing: { callsPerSecond: number; maxConcurrent: number };
+  retry: { maxAttempts: number; delaySeconds: number; on: RetryOn[] };
+  amd: {
+    mode: 'off' | 'voicemail' | 'hangup';
+    /** The message left after the beep (mode `voicemail`): text the agent speaks, or audio to play. */
+    voicemail: { text?: string; audioUrl?: string } | null;
+  };
+  breaker: { failureShare: number; windowSeconds: number; minCalls: number };
+}
+
+export interface PauseReason {
+  by: 'operator' | 'breaker';
+  message: string;
+  atMs: number;
+}
+
+export interface CampaignRecord {
+  id: string;
+  spec: CampaignSpec;
+  state: CampaignState;
+  createdAtMs: number;
+  startedAtMs: number | null;
+  endedAtMs: number | null;
+  /** Why a paused campaign is paused; null otherwise. */
+  pause: PauseReason | null;
+  /** Only results from this instant on count towards the breaker (set by start and resume). */
+  breakerSinceMs: number;
+}
+
+/** A contact as added: validated, normalised, not yet stored. */
+export interface NewContact {
+  /** The row of its upload (the header is row 1 in a CSV, the first element row 1 in JSON). */
+  row: number;
+  /** E.164; for an `invalid` contact, the text as given. */
+  phone: string;
+  /** ISO 3166 alpha-2 of the number, when known. */
+  country: string | null;
+  timezone: string;
+  variables: Record<string, string>;
+  /** Set for a contact stored only to report it: `invalid`, with the reason. */
+  invalid: string | null;
+}
+
+export interface AttemptSummary {
+  id: string;
+  /** 1 for the first attempt. */
+  number: number;
+  from: string | null;
+  callSid: string | null;
+  startedAtMs: number;
+  endedAtMs: number | null;
+  outcome: AttemptOutcome | null;
+  durationMs: number | null;
+  answeredBy: AnsweredBy | null;
+  summary: string | null;
+  /** Why it ended so, when there is more to say than the outcome (a carrier error, a lost dispatch). */
+  reason: string | null;
+}
+
+export interface ContactRecord extends NewContact {
+  campaignId: string;
+  /** Position in the campaign, from 1; contacts list in this order. */
+  seq: number;
+  state: ContactState;
+  /** When the contact may be dialed next (pending and retry). */
+  dueAtMs: number;
+  /** Attempts that count against the budget, oldest first; the open one last. */
+  attempts: AttemptSummary[];
+  /** Dispatches begun, refunded ones included: makes every attempt id unique. */
+  dials: number;
+  /** Carrier API refusals that were retried without burning an attempt. */
+  carrierErrors: number;
+  outcome: FinalOutcome | null;
+  /** Why the outcome is what it is, when the outcome alone does not say. */
+  note: string | null;
+}
+
+/** An attempt in flight: claimed, maybe dispatched, not yet finished. */
+export interface OpenAttempt {
+  id: string;
+  campaignId: string;
+  contactId: number;
+  /** The dialer process that claimed it (`<instance>/<boot id>`); another adopts it if that one dies. */
+  owner: string;
+  to: string;
+  from: string | null;
+  /** The carrier's id, recorded the moment the carrier returns it; null until then. */
+  callSid: string | null;
+  claimedAtMs: number;
+}
+
+/** Attempt ids name their campaign and contact, so a callback carrying one finds its way. */
+export function attemptId(campaignId: string, contactSeq: number, dial: number): string {
+  return `${campaignId}.${contactSeq}.${dial}`;
+}
+
+export function parseAttemptId(id: string): { campaignId: string; contactSeq: number } | null {
+  const match = /^(cmp_[a-z0-9]{1,40})\.([1-9]\d{0,8})\.([1-9]\d{0,4})$/.exec(id);
+  if (!match) return null;
+  return { campaignId: match[1]!, contactSeq: Number(match[2]) };
+}

@@ -1,0 +1,171 @@
+// What both campaign adapters agree on: how a contact record changes at each step, the pace's token
+// bucket, and the cursors. The adapters differ only in how they make each step atomic.
+import { BadRequestError } from '../errors.js';
+import {
+  type AttemptSummary,
+  attemptId,
+  CONTACT_STATES,
+  type ContactRecord,
+  type ContactState,
+  FINAL_OUTCOMES,
+  type NewContact,
+  type OpenAttempt,
+} from '../outbound/records.js';
+import type { ContactTally, FinishAttempt } from './campaign-store.js';
+import { MAX_CURSOR_CHARS } from './call-record-query.js';
+
+export function newContactRecord(campaignId: string, seq: number, contact: NewContact, nowMs: number) {
+  const record: ContactRecord = {
+    ...contact,
+    campaignId,
+    seq,
+    state: contact.invalid === null ? 'pending' : 'done',
+    dueAtMs: nowMs,
+    attempts: [],
+    dials: 0,
+    carrierErrors: 0,
+    outcome: contact.invalid === null ? null : 'invalid',
+    note: contact.invalid,
+  };
+  return record;
+}
+
+export const isWaiting = (state: ContactState) => state === 'pending' || state === 'retry';
+
+/** The contact and its open attempt once an attempt begins. */
+export function beginOnContact(
+  contact: ContactRecord,
+  input: { owner: string; from: string | null; nowMs: number },
+): { contact: ContactRecord; attempt: OpenAttempt } {
+  const dial = contact.dials + 1;
+  const id = attemptId(contact.campaignId, contact.seq, dial);
+  const summary: AttemptSummary = {
+    id,
+    number: contact.attempts.length + 1,
+    from: input.from,
+    callSid: null,
+    startedAtMs: input.nowMs,
+    endedAtMs: null,
+    outcome: null,
+    durationMs: null,
+    answeredBy: null,
+    summary: null,
+    reason: null,
+  };
+  return {
+    contact: { ...contact, state: 'dialing', dials: dial, attempts: [...contact.attempts, summary] },
+    attempt: {
+      id,
+      campaignId: contact.campaignId,
+      contactId: contact.seq,
+      owner: input.owner,
+      to: contact.phone,
+      from: input.from,
+      callSid: null,
+      claimedAtMs: input.nowMs,
+    },
+  };
+}
+
+export function callSidOnContact(contact: ContactRecord, id: string, callSid: string): ContactRecord {
+  return {
+    ...contact,
+    attempts: contact.attempts.map((a) => (a.id === id ? { ...a, callSid } : a)),
+  };
+}
+
+export function finishOnContact(contact: ContactRecord, input: FinishAttempt): ContactRecord {
+  const { result, next } = input;
+  const attempts =
+    result.kind === 'refunded'
+      ? contact.attempts.filter((a) => a.id !== input.attemptId)
+      : contact.attempts.map((a) =>
+          a.id === input.attemptId
+            ? {
+                ...a,
+                endedAtMs: input.nowMs,
+                outcome: result.outcome,
+                durationMs: result.details.durationMs ?? null,
+                answeredBy: result.details.answeredBy ?? null,
+                summary: result.details.summary ?? null,
+                reason: result.details.reason ?? null,
+              }
+            : a,
+        );
+  const base = {
+    ...contact,
+    attempts,
+    carrierErrors: contact.carrierErrors + (result.kind === 'refunded' ? 1 : 0),
+  };
+  if (next.state === 'done') {
+    return { ...base, state: 'done', outcome: next.outcome, note: next.note ?? contact.note };
+  }
+  return { ...base, state: attempts.length === 0 ? 'pending' : 'retry', dueAtMs: next.dueAtMs };
+}
+
+export function closeOnContact(
+  contact: ContactRecord,
+  close: { outcome: 'dnc' | 'cancelled'; note: string | null },
+): ContactRecord {
+  return { ...contact, state: 'done', outcome: close.outcome, note: close.note };
+}
+
+/** A stored contact as read back: JSON from Lua turns an empty list into `{}`. */
+export function readContact(json: string): ContactRecord {
+  const contact = JSON.parse(json) as ContactRecord;
+  if (!Array.isArray(contact.attempts)) contact.attempts = [];
+  if (Array.isArray(contact.variables)) contact.variables = {};
+  return contact;
+}
+
+export interface Bucket {
+  tokens: number;
+  atMs: number;
+}
+
+/** One second's worth of calls, at least one: the most a campaign dials at once after a lull. */
+export const bucketCapacity = (callsPerSecond: number) => Math.max(1, callsPerSecond);
+
+/**
+ * Takes one token from a bucket refilled at `callsPerSecond` (a missing bucket is full). A clock
+ * behind the bucket's (another instance's) refills nothing rather than going back.
+ */
+export function takeToken(
+  bucket: Bucket | null,
+  nowMs: number,
+  callsPerSecond: number,
+): { ok: true; bucket: Bucket } | { ok: false; waitMs: number } {
+  const capacity = bucketCapacity(callsPerSecond);
+  const at = bucket === null ? nowMs : Math.max(bucket.atMs, nowMs);
+  const elapsed = bucket === null ? 0 : Math.max(0, nowMs - bucket.atMs);
+  const tokens =
+    bucket === null ? capacity : Math.min(capacity, bucket.tokens + (elapsed * callsPerSecond) / 1000);
+  if (tokens >= 1) return { ok: true, bucket: { tokens: tokens - 1, atMs: at } };
+  return { ok: false, waitMs: Math.max(1, Math.ceil(((1 - tokens) * 1000) / callsPerSecond)) };
+}
+
+export function emptyTally(): ContactTally {
+  return {
+    states: Object.fromEntries(CONTACT_STATES.map((s) => [s, 0])) as ContactTally['states'],
+    outcomes: Object.fromEntries(FINAL_OUTCOMES.map((o) => [o, 0])) as ContactTally['outcomes'],
+    variables: {},
+    callable: 0,
+  };
+}
+
+/** Cursors are the base64url of a short text the adapter wrote; anything else is refused. */
+export function encodeCursor(text: string): string {
+  return Buffer.from(text).toString('base64url');
+}
+
+export function decodeCursor(cursor: string, shape: RegExp): string {
+  if (cursor.length > 0 && cursor.length <= MAX_CURSOR_CHARS && /^[A-Za-z0-9_-]+$/.test(cursor)) {
+    const text = Buffer.from(cursor, 'base64url').toString('utf8');
+    if (shape.test(text)) return text;
+  }
+  throw new BadRequestError('cursor is not one a previous page handed out');
+}
+
+export const CURSOR_SEQ = /^s\d{1,9}$/;
+export const seqCursor = (seq: number) => encodeCursor(`s${seq}`);
+export const seqFromCursor = (cursor: string) => Number(decodeCursor(cursor, CURSOR_SEQ).slice(1));

@@ -1,0 +1,69 @@
+// The campaign service's checks at start: a profile changed since the contacts were added must not
+// bring a placeholder with no value onto a live call.
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentProfile } from '../../src/config/types.js';
+import { CampaignService } from '../../src/outbound/service.js';
+import { dialerRig, profileFixture, type Rig } from './rig.js';
+
+let rig: Rig | null = null;
+afterEach(async () => {
+  await rig?.close();
+  rig = null;
+});
+
+describe('starting a campaign', () => {
+  it('checks every placeholder again: a greeting that gained one refuses the start, naming it', async () => {
+    // Placeholders are checked at upload and again at start, never discovered on a live call.
+    rig = await dialerRig();
+    const profiles: Record<string, AgentProfile> = {
+      default: profileFixture({ greeting: 'Hello {{first_name}}' }),
+    };
+    const service = new CampaignService({
+      store: rig.store,
+      profiles,
+      defaultProfile: 'default',
+      carriers: ['twilio'],
+      logger: pino({ level: 'silent' }),
+      clock: rig.clock,
+      dialer: rig.dialers[0]!,
+    });
+    const { id } = await service.create({ name: 'renewals' });
+    const added = await service.addContacts(id, {
+      csv: 'phone,first_name,plan\n+12125550100,Ada,\n+12125550101,Alan,\n',
+    });
+    expect(added).toEqual({ added: 2, rejected: [] });
+
+    // The operator edits the profile and restarts the server before starting the campaign.
+    profiles.default = profileFixture({ greeting: 'Hello {{first_name}}, about your {{plan}} plan' });
+    await expect(service.act(id, 'start')).rejects.toMatchObject({
+      code: 'CALLBRIDGE_CONFLICT',
+      message: `campaign ${id} cannot start: 2 contacts have no value for {{plan}} (used in the greeting)`,
+    });
+    expect((await rig.store.getCampaign(id))?.state).toBe('draft');
+
+    profiles.default = profileFixture({ greeting: 'Hello {{first_name}}' });
+    expect((await service.act(id, 'start')).state).toBe('running');
+  });
+
+  it('refuses a campaign whose profile is gone', async () => {
+    rig = await dialerRig();
+    const profiles: Record<string, AgentProfile> = { default: profileFixture(), sales: profileFixture() };
+    const service = new CampaignService({
+      store: rig.store,
+      profiles,
+      defaultProfile: 'default',
+      carriers: ['twilio'],
+      logger: pino({ level: 'silent' }),
+      clock: rig.clock,
+      dialer: rig.dialers[0]!,
+    });
+    const { id } = await service.create({ name: 'sales calls', profile: 'sales' });
+    await service.addContacts(id, { json: [{ phone: '+12125550100' }] });
+    delete profiles.sales;
+    await expect(service.act(id, 'start')).rejects.toMatchObject({
+      code: 'CALLBRIDGE_CONFLICT',
+      message: `campaign ${id} uses profile "sales", which no longer exists`,
+    });
+  });
+});
