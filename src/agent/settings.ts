@@ -1,5 +1,5 @@
 // Builds the `Settings` message (PROTOCOLS.md section 1) for one call from its agent profile.
-import type { MediaFormat } from '../carriers/carrier.js';
+import type { MediaFormat } from '../audio/format.js';
 import type { AgentProfile } from '../config/types.js';
 import type { AgentFunctionDecl, AudioSpec, HistoryMessage, SettingsMessage } from './protocol.js';
 

@@ -50,6 +50,9 @@ export interface CallRecord {
     perceivedMs: number[];
   };
   prewarmed: boolean;
+  /** The instance (`INSTANCE_ID`) that carried the call, and its region. */
+  instance?: string;
+  region?: string;
 }
 
 export interface CallRecordQuery {

@@ -14,14 +14,16 @@ import type {
 import type { AgentCloseInfo, AgentHandlers, AgentSession } from '../agent/session.js';
 import { buildSettings } from '../agent/settings.js';
 import { OutboundFramer } from '../audio/framer.js';
-import type { CarrierLeg, MediaFormat } from '../carriers/carrier.js';
+import type { MediaFormat } from '../audio/format.js';
 import type { AgentProfile } from '../config/types.js';
 import { AgentConnectError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { DownlinkRules } from './carrier-port.js';
 import { DtmfCollector, dtmfMessage } from './dtmf.js';
 import type { CallEventHub } from './events.js';
 import { functionLabel, runFunction } from './functions.js';
 import { HeardAudioTracker } from './heard-audio.js';
+import type { CallLeg } from './leg.js';
 import { PlayoutClock } from './playout.js';
 import type { CallRecord, FunctionCallRecord, TurnRecord } from './record.js';
 import { SilenceMonitor } from './silence.js';
@@ -97,6 +99,8 @@ export interface CallDeps {
   events: CallEventHub;
   /** Outbound frame size in bytes (20 ms of the stream's format). */
   frameBytes: number;
+  /** How the carrier wants audio sent to it. */
+  downlink?: DownlinkRules;
   /** Caller audio held while the agent is dialed and configured; past it the oldest is dropped. */
   maxEarlyAudioBytes: number;
   /** Pre-rendered audio in the stream's format, played when no agent can be reached. */
@@ -151,7 +155,7 @@ export class CallSession implements AgentHandlers {
 
   constructor(
     readonly info: CallInfo,
-    private readonly leg: CarrierLeg,
+    private readonly leg: CallLeg,
     private readonly deps: CallDeps,
   ) {
     this.logger = deps.logger.child({ callSid: info.callSid, streamSid: info.streamSid });

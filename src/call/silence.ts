@@ -8,7 +8,7 @@
 // decoded through 256-entry G.711 tables into one reused frame buffer.
 import { decodeAlaw, decodeMulaw } from '../audio/codec.js';
 import { FRAME_MS, SpeechDetector, type SpeechDetectorOptions, samplesPerFrame } from '../audio/energy.js';
-import type { AudioEncoding } from '../carriers/carrier.js';
+import type { AudioEncoding } from '../audio/format.js';
 
 /** Schedules `callback` after `delayMs`; returns the function that cancels it. */
 export type SetTimer = (callback: () => void, delayMs: number) => () => void;

@@ -93,6 +93,8 @@ export interface Config {
   /** Base URL carriers reach this server at, without a trailing slash. */
   publicUrl: string;
   region: Region;
+  /** This instance's name (`INSTANCE_ID`, default the host name): in media URLs and call records. */
+  instanceId: string;
   nodeEnv: string;
   logLevel: string;
   agent: {
