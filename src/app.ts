@@ -27,6 +27,7 @@ import { MAX_TOKEN_CHARS } from './call/stream-token.js';
 import { buildCarrierAdapters } from './carriers/index.js';
 import type { Config } from './config/types.js';
 import { AGENT_REFUSED_CODE, AgentConnectError, codeForStatus, NotFoundError } from './errors.js';
+import { clientErrorHandler, frameworkErrorHandler } from './http-errors.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import type { Store } from './store/store.js';
 import { registerWebhookAdminRoutes, type WebhookGateway, webhookGateway } from './webhooks/plugin.js';
@@ -77,7 +78,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     connectionTimeout: 10_000,
     requestTimeout: 30_000,
     // Media URLs carry the stream token as a path segment.
-    maxParamLength: MAX_TOKEN_CHARS,
+    routerOptions: { maxParamLength: MAX_TOKEN_CHARS },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
 
   const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });

@@ -79,12 +79,18 @@ export function codeForStatus(status: number): string {
       return 'CALLBRIDGE_NOT_FOUND';
     case 405:
       return 'CALLBRIDGE_METHOD_NOT_ALLOWED';
+    case 408:
+      return 'CALLBRIDGE_REQUEST_TIMEOUT';
     case 413:
       return 'CALLBRIDGE_BODY_TOO_LARGE';
+    case 414:
+      return 'CALLBRIDGE_URI_TOO_LONG';
     case 415:
       return 'CALLBRIDGE_UNSUPPORTED_MEDIA_TYPE';
     case 429:
       return 'CALLBRIDGE_RATE_LIMITED';
+    case 431:
+      return 'CALLBRIDGE_HEADERS_TOO_LARGE';
     case 503:
       return 'CALLBRIDGE_UNAVAILABLE';
     default:

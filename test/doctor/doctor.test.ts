@@ -165,6 +165,17 @@ describe('callbridge doctor', () => {
     await expect.poll(() => agent.connections()).toBe(0);
   });
 
+  it("passes with the README's `callbridge sim` recipe: the speech API is the sim's, not the region's", async () => {
+    // Regression: doctor failed on the region's speech host though calls never use it with the sim.
+    const agent = await localAgent({ apiKeys: [] });
+    const { text, output, exitCode } = await doctor({ AGENT_URL: agent.url, AGENT_API_KEY: 'anything' });
+    expect(output).not.toMatch(/^FAIL/m);
+    expect(exitCode).toBe(0);
+    expect(text).toContainEqual(
+      expect.stringMatching(new RegExp(`^ok {3}speech API ${agent.httpUrl}: answers \\(HTTP 200`)),
+    );
+  });
+
   it('fails on a rejected agent key (401) and a rejected Twilio token, exit 1, secrets unprinted', async () => {
     const agent = await localAgent({ apiKeys: ['the-only-good-key'] });
     const twilio = await fakeTwilio();
