@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { createAgentDialer } from '../../src/agent/dialer.js';
 import { buildApp } from '../../src/app.js';
+import type { CarrierAdapter } from '../../src/call/carrier-port.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
@@ -21,9 +22,15 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface StartServerOptions {
+  logger?: Logger;
+  /** The carriers to serve instead of those the configuration enables. */
+  carriers?: (config: Config) => CarrierAdapter[];
+}
+
 export async function startServer(
   env: Record<string, string>,
-  opts: { logger?: Logger } = {},
+  opts: StartServerOptions = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-test-'));
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
@@ -40,7 +47,14 @@ export async function startServer(
     },
     metrics,
   );
-  const app = await buildApp(config, { logger, store, dial, metrics, agentMode: 'remote' });
+  const app = await buildApp(config, {
+    logger,
+    store,
+    dial,
+    metrics,
+    agentMode: 'remote',
+    ...(opts.carriers ? { carriers: opts.carriers(config) } : {}),
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
   const baseUrl = `http://127.0.0.1:${port}`;
