@@ -9,6 +9,7 @@ import { type DoctorIo, doctorCommand } from '../../src/doctor/command.js';
 import { runDoctor } from '../../src/doctor/doctor.js';
 import { exitCodeOf, formatLine } from '../../src/doctor/report.js';
 import { type LocalAgent, type LocalAgentOptions, startLocalAgent } from '../../src/sim/agent/server.js';
+import { freePort } from '../helpers/free-port.js';
 import { REDIS_URL, redisAvailable } from '../helpers/redis.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -62,16 +63,6 @@ async function fakeTwilio(): Promise<{ url: string; requests: string[] }> {
     json(200, { sid: TWILIO_SID, status: 'active', friendly_name: 'Test' });
   });
   return { url: `http://127.0.0.1:${await listen(server)}`, requests };
-}
-
-/** A port that refuses connections: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = createTcpServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Accepts TCP connections and never says a word: what a black-holed host looks like. */
@@ -229,7 +220,7 @@ describe('callbridge doctor', () => {
   });
 
   it('fails each unreachable host within its timeout: refused, and silent', async () => {
-    const refused = await closedPort();
+    const refused = await freePort();
     const silent = await silentHost();
     const started = performance.now();
     const { text, output, exitCode } = await doctor({

@@ -17,7 +17,7 @@ import {
   type ServerProcess,
   spawnServer,
   status,
-} from './server-process.js';
+} from '../helpers/server-process.js';
 
 const SEED = seedFromEnv();
 /** Frames sent in all, over all sockets: the loop's bound. */
