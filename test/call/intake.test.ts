@@ -105,6 +105,14 @@ describe('carriers are plugged in, not written into the core', () => {
     expect((await conn.waitForAudio(320)).equals(caller)).toBe(true);
     stream.ws.send(JSON.stringify({ event: 'stop' }));
     expect((await stream.closed).code).toBe(1000);
+    // The record names the carrier, and the instance and region that carried the call.
+    await expect
+      .poll(() => server!.store.getCallRecord(callId))
+      .toMatchObject({
+        carrier: 'fake',
+        instance: server!.config.instanceId,
+        region: 'global',
+      });
   });
 
   it("counts an upgrade the adapter refuses, with the adapter's reason, and dials no agent", async () => {
