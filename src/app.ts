@@ -17,7 +17,7 @@ import { carrierRoutes } from './call/carrier-routes.js';
 import { CallEventHub } from './call/events.js';
 import { admitNewCall, createCallIntake } from './call/intake.js';
 import { startPingSweep } from './call/liveness.js';
-import type { MediaSocketDeps } from './call/media-socket.js';
+import type { ForeignStream, MediaSocketDeps } from './call/media-socket.js';
 import { mediaPath } from './call/media-url.js';
 import { observerRoutes } from './call/observer.js';
 import { type PrewarmedAgent, PrewarmPool } from './call/prewarm.js';
@@ -41,6 +41,11 @@ export interface AppDeps {
   agentMode: 'remote' | 'local';
   /** The carriers served; default: those the configuration enables (src/carriers/index.ts). */
   carriers?: readonly CarrierAdapter[];
+  /**
+   * Tells the instance that prepared a call, whose stream arrived here instead, to close the agent
+   * it pre-warmed for it. Default: nothing (one instance; the agent there expires after its TTL).
+   */
+  releaseRemotePrewarm?: (stream: ForeignStream) => void;
 }
 
 export interface CallbridgeState {
@@ -192,8 +197,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         admission: state.admission,
         isDraining,
       }),
-    // One instance knows no other: the pre-warmed agent there expires after its TTL.
-    releaseRemotePrewarm: () => {},
+    releaseRemotePrewarm: deps.releaseRemotePrewarm ?? (() => {}),
     saveRecord: (record: CallRecord) => {
       deps.store.saveCallRecord(record).catch((err: Error) => {
         deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { MULAW_8K } from '../../src/audio/format.js';
+import type { ForeignStream } from '../../src/call/media-socket.js';
 import { issueStreamToken } from '../../src/call/stream-token.js';
 import { createTwilioAdapter } from '../../src/carriers/twilio/adapter.js';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
@@ -27,11 +28,17 @@ afterEach(async () => {
   agent = undefined;
 });
 
+let released: ForeignStream[] = [];
+
 async function setUp(env: Record<string, string> = {}) {
   agent = await startFakeAgent();
+  released = [];
   server = await startServer(
     { AGENT_URL: agent.url, AGENT_API_KEY: 'key', AGENT_PREWARM: 'false', ...env },
-    { carriers: (config) => [createTwilioAdapter(config), createFakeCarrier({ upgradeKey: UPGRADE_KEY })] },
+    {
+      carriers: (config) => [createTwilioAdapter(config), createFakeCarrier({ upgradeKey: UPGRADE_KEY })],
+      releaseRemotePrewarm: (stream) => released.push(stream),
+    },
   );
   return server;
 }
@@ -190,7 +197,7 @@ describe('instances', () => {
       30_000,
     );
 
-  it('carries a stream another instance prepared, with a fresh dial', async () => {
+  it('carries a stream another instance prepared, with a fresh dial, and tells that instance', async () => {
     await setUp();
     const callId = `fake-${randomBytes(6).toString('hex')}`;
     const base = server!.baseUrl.replace('http', 'ws');
@@ -198,6 +205,7 @@ describe('instances', () => {
     stream.ws.send(JSON.stringify({ event: 'start', callId }));
     const conn = await agent!.nextConnection();
     expect((await conn.waitFor('Settings')).type).toBe('Settings');
+    expect(released).toEqual([{ instance: 'other-instance', carrier: 'fake', callSid: callId }]);
     stream.ws.send(JSON.stringify({ event: 'stop' }));
     await stream.closed;
   });
@@ -215,6 +223,7 @@ describe('instances', () => {
     expect(await foreign.closed).toEqual({ code: 1013, reason: 'draining' });
     expect(await metric('callbridge_streams_rejected_total', 'carrier="fake",reason="draining"')).toBe(1);
     expect(agent!.connections).toHaveLength(0);
+    expect(released).toEqual([]);
 
     // A call this instance answered before draining is carried to its end.
     const stream = await connect(localUrl(url));

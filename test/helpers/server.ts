@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { createAgentDialer } from '../../src/agent/dialer.js';
-import { buildApp } from '../../src/app.js';
+import { type AppDeps, buildApp } from '../../src/app.js';
 import type { CarrierAdapter } from '../../src/call/carrier-port.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
@@ -26,6 +26,7 @@ export interface StartServerOptions {
   logger?: Logger;
   /** The carriers to serve instead of those the configuration enables. */
   carriers?: (config: Config) => CarrierAdapter[];
+  releaseRemotePrewarm?: AppDeps['releaseRemotePrewarm'];
 }
 
 export async function startServer(
@@ -54,6 +55,7 @@ export async function startServer(
     metrics,
     agentMode: 'remote',
     ...(opts.carriers ? { carriers: opts.carriers(config) } : {}),
+    ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
