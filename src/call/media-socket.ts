@@ -204,7 +204,7 @@ export function handleMediaSocket(
       mediaFormat: start.mediaFormat,
     };
     const downlink = adapter.downlink(start.mediaFormat);
-    session = new CallSession(info, leg, {
+    const callDeps = {
       dial: deps.dial,
       metrics,
       logger: deps.logger.child({ carrier }),
@@ -213,11 +213,12 @@ export function handleMediaSocket(
       downlink,
       maxEarlyAudioBytes: MAX_EARLY_AUDIO_BYTES,
       fallbackAudio: fallbackAudio(profile.fallback.audioFile, start.mediaFormat),
-      onEnded: (ended, record) => {
+      onEnded: (ended: CallSession, record: CallRecord) => {
         deps.registry.remove(ended);
         deps.saveRecord({ ...record, instance: config.instanceId, region: config.region });
       },
-    });
+    };
+    session = new CallSession(info, leg, callDeps);
     deps.registry.add(session);
     phase = 'live';
     const held = verifying;

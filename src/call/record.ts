@@ -1,8 +1,72 @@
-// The call's record, as the call core names it; the shape lives with the store that keeps it.
-export type {
-  CallRecord,
-  CallRecordPage,
-  CallRecordQuery,
-  FunctionCallRecord,
-  TurnRecord,
-} from '../store/call-record.js';
+// What is kept of a call once it ends: written to the store, served by the admin API.
+
+export interface TurnRecord {
+  role: 'user' | 'assistant';
+  /** For the assistant: what the caller heard (the whole reply unless interrupted). */
+  content: string;
+  /** Assistant turns: the reply as generated, when the caller heard only part of it. */
+  generated?: string;
+  interrupted: boolean;
+  /** Assistant turns: milliseconds of the reply sent and confirmed played. */
+  sentMs?: number;
+  heardMs?: number;
+  atMs: number;
+}
+
+export interface FunctionCallRecord {
+  name: string;
+  arguments: string;
+  outcome: string;
+  durationMs: number;
+  atMs: number;
+}
+
+export interface CallRecord {
+  callSid: string;
+  streamSid: string;
+  carrier: string;
+  direction: 'inbound' | 'outbound';
+  from: string;
+  to: string;
+  profile: string;
+  /** ISO 8601. */
+  startedAt: string;
+  endedAt: string;
+  durationMs: number;
+  endReason: string;
+  /** `completed` for calls that ended normally, `failed` for those the service could not carry. */
+  outcome: 'completed' | 'failed';
+  bargeIns: number;
+  turns: TurnRecord[];
+  functionCalls: FunctionCallRecord[];
+  latency: {
+    /** Stream `start` to the first agent audio sent to the caller. */
+    firstAudioMs: number | null;
+    /** Dialing the agent to `SettingsApplied`. */
+    agentConnectMs: number | null;
+    /** The agent's own reported `total_latency`, per reply, in milliseconds. */
+    agentReportedMs: number[];
+    /** End of caller speech to the first agent audio frame sent, per reply. */
+    perceivedMs: number[];
+  };
+  prewarmed: boolean;
+  /** The instance (`INSTANCE_ID`) that carried the call, and its region. */
+  instance?: string;
+  region?: string;
+}
+
+export interface CallRecordQuery {
+  /** ISO 8601 bounds on `startedAt`, inclusive `since`, exclusive `until`. */
+  since?: string;
+  until?: string;
+  outcome?: 'completed' | 'failed';
+  endReason?: string;
+  limit: number;
+  /** Opaque cursor from the previous page. */
+  cursor?: string;
+}
+
+export interface CallRecordPage {
+  calls: CallRecord[];
+  nextCursor: string | null;
+}

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { bytesPerMs } from '../../src/audio/format.js';
 import type { CallRecord } from '../../src/call/record.js';
 import { writeConfigDir } from '../helpers/config-dir.js';
-import type { FakeCarrierApi } from '../helpers/fake-carrier-api.js';
+import type { FakeCarrierApi } from './fixtures/fake-api.js';
 import { type AgentConnection, type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import type {

@@ -1,10 +1,9 @@
-// A loopback port nothing listens on right now: the OS picks it, and we let it go again. For the
-// few things that must be told their port before they start (a child process, a fixed-port fake).
+// A loopback port nothing listens on right now: the OS picks it, and we let it go again.
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 
-export async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const probe = createServer().listen(0, host);
   await once(probe, 'listening');
   const { port } = probe.address() as { port: number };
   await new Promise((resolve) => probe.close(resolve));

@@ -8,7 +8,7 @@
 //   {calls}:record:<callSid>  the record JSON, expiring at startedAt + retention
 //   {calls}:by-start          sorted set, member = 16-digit startedAt ms + callSid
 import type { ChainableCommander, Redis } from 'ioredis';
-import type { CallRecord, CallRecordPage, CallRecordQuery } from '../call-record.js';
+import type { CallRecord, CallRecordPage, CallRecordQuery } from '../../call/record.js';
 import { BadRequestError } from '../../errors.js';
 import { MAX_CURSOR_CHARS, parseBound, startedAtMs } from '../call-record-query.js';
 import type { CallRecords, Clock } from '../store.js';
