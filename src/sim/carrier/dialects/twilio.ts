@@ -4,9 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { computeTwilioSignature } from '../../../carriers/twilio/signature.js';
 import type { SimAnswer, SimCallSpec, SimDialect } from '../dialect.js';
-import { sendWebhook } from '../http.js';
+import { sendWebhook } from '../voice-webhook.js';
 import { twilioSimStream } from './twilio-stream.js';
-import { readTwimlAnswer } from './twilio-twiml.js';
+import { readTwimlAnswer } from '../twiml.js';
 
 /** Twilio sids: a two-letter type prefix and 32 hex digits. */
 export function twilioSid(prefix: 'CA' | 'AC' | 'MZ'): string {

@@ -1,6 +1,6 @@
-// What every simulated carrier does over HTTP the same way: post a webhook the way carriers do
-// (no redirects followed, bounded in time, the caller may give up), read the server's JSON error
-// when it refuses, and pick up the observer feed it offers.
+// The webhook that announces a call (Twilio's voice URL, another carrier's answer URL), as every
+// simulated carrier sends it: no redirects followed, bounded in time, the caller may give up; the
+// server's JSON error read when it refuses, and the observer feed it offers picked up.
 
 /** The header with which the server offers its per-call observer feed. */
 export const OBSERVER_HEADER = 'x-callbridge-observer';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEntities, readTwimlAnswer } from '../../../../src/sim/carrier/dialects/twilio-twiml.js';
+import { decodeEntities, readTwimlAnswer } from '../../../src/sim/carrier/twiml.js';
 
 describe('readTwimlAnswer', () => {
   it('reads <Connect><Stream> with its parameters, decoding entities', () => {
