@@ -15,16 +15,22 @@ import { registerDncAdminRoutes } from './admin/dnc.js';
 import { adminApi } from './admin/plugin.js';
 import type { AgentDialer } from './agent/dialer.js';
 import { AdmissionControl } from './call/admission.js';
+import type { CarrierAdapter } from './call/carrier-port.js';
+import { carrierRoutes } from './call/carrier-routes.js';
 import { CallEventHub } from './call/events.js';
+import { admitNewCall, createCallIntake } from './call/intake.js';
+import { startPingSweep } from './call/liveness.js';
+import type { ForeignStream, MediaSocketDeps } from './call/media-socket.js';
+import { mediaPath } from './call/media-url.js';
 import { observerRoutes } from './call/observer.js';
-import { PrewarmPool } from './call/prewarm.js';
+import { type PrewarmedAgent, PrewarmPool } from './call/prewarm.js';
 import type { CallRecord } from './call/record.js';
 import { CallRegistry } from './call/registry.js';
-import { startPingSweep } from './carriers/liveness.js';
-import type { PrewarmedAgent } from './carriers/media.js';
-import { twilioRoutes } from './carriers/twilio/routes.js';
+import { MAX_TOKEN_CHARS } from './call/stream-token.js';
+import { buildCarrierAdapters } from './carriers/index.js';
 import type { Config } from './config/types.js';
-import { AgentConnectError, codeForStatus, NotFoundError } from './errors.js';
+import { AGENT_REFUSED_CODE, AgentConnectError, codeForStatus, NotFoundError } from './errors.js';
+import { clientErrorHandler, frameworkErrorHandler } from './http-errors.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import type { AnalysisSubject } from './speech/analysis.js';
 import type { PromptAudio } from './speech/prompts.js';
@@ -51,6 +57,13 @@ export interface AppDeps {
   /** The dialer's clock and tuning (tests). */
   dialerClock?: DialerClock;
   dialerOptions?: Partial<DialerOptions>;
+  /** The carriers served; default: those the configuration enables (src/carriers/index.ts). */
+  carriers?: readonly CarrierAdapter[];
+  /**
+   * Tells the instance that prepared a call, whose stream arrived here instead, to close the agent
+   * it pre-warmed for it. Default: nothing (one instance; the agent there expires after its TTL).
+   */
+  releaseRemotePrewarm?: (stream: ForeignStream) => void;
 }
 
 export interface CallbridgeState {
@@ -90,6 +103,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // are watched by pings instead.
     connectionTimeout: 10_000,
     requestTimeout: 30_000,
+    // Media URLs carry the stream token as a path segment.
+    routerOptions: { maxParamLength: MAX_TOKEN_CHARS },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
 
   const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });
@@ -120,6 +137,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     gateway,
     prewarm: new PrewarmPool<PrewarmedAgent>({
       onExpired: () => metrics.prewarm.inc({ outcome: 'expired' }),
+      onReplaced: () => metrics.prewarm.inc({ outcome: 'replaced' }),
     }),
     admission: new AdmissionControl({
       maxCalls: config.maxCalls,
@@ -136,7 +154,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     try {
       return await deps.dial(settings, logger);
     } catch (err) {
-      if (err instanceof AgentConnectError && err.status === 429) {
+      if (err instanceof AgentConnectError && err.code === AGENT_REFUSED_CODE) {
         metrics.agentRefused.inc();
         state.admission.refused(state.registry.size);
       }
@@ -175,12 +193,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.server.headersTimeout = 10_000;
   const pinger = startPingSweep(app, config.carrierPingIntervalMs);
 
+  const carriers = deps.carriers ?? buildCarrierAdapters(config, { logger: deps.logger });
   app.get('/', async () => ({
     name: 'callbridge',
     region: config.region,
+    instance: config.instanceId,
     agent: deps.agentMode,
-    carriers: ['twilio'],
-    media: { twilio: '/media/twilio' },
+    carriers: carriers.map((carrier) => carrier.name),
+    media: Object.fromEntries(carriers.map((carrier) => [carrier.name, mediaPath(carrier.name)])),
     calls: { active: state.registry.size },
     webhooks: await gateway.info(),
   }));
@@ -192,7 +212,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
 
-  const mediaDeps = {
+  const isDraining = () => state.draining;
+  const intake = createCallIntake({
+    config,
+    dial,
+    metrics,
+    logger: deps.logger,
+    registry: state.registry,
+    prewarm: state.prewarm,
+    admission: state.admission,
+    isDraining,
+  });
+  const media: MediaSocketDeps = {
     config,
     store: deps.store,
     dial,
@@ -201,12 +232,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     registry: state.registry,
     events: state.events,
     prewarm: state.prewarm,
-    admitCall: () => {
-      if (state.draining) return 'draining' as const;
-      // Calls whose stream has not arrived yet hold a pre-warmed agent: they count too.
-      const committed = state.registry.size + state.prewarm.size;
-      return state.admission.admits(committed) ? ('admitted' as const) : ('at_capacity' as const);
-    },
+    admitCall: () =>
+      admitNewCall({
+        registry: state.registry,
+        prewarm: state.prewarm,
+        admission: state.admission,
+        isDraining,
+      }),
+    releaseRemotePrewarm: deps.releaseRemotePrewarm ?? (() => {}),
     saveRecord: (record: CallRecord) => {
       deps.store.saveCallRecord(record).then(
         // Queued, not awaited by the call: analysis never delays a call's end.
@@ -217,7 +250,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       );
     },
   };
-  await app.register(twilioRoutes(mediaDeps));
+  await app.register(carrierRoutes(carriers, intake, media));
   await app.register(
     observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: state.events }),
   );

@@ -12,11 +12,22 @@ commands:
             pause ID | resume ID | cancel ID | export ID (campaign --help for the options)
 `;
 
+const SERVE_USAGE = `usage: callbridge serve
+
+Runs the server (what npm start runs), configured by the environment: see the README's
+Configuration section, and check it with \`callbridge doctor\`.
+`;
+
 const [command, ...args] = process.argv.slice(2);
+const wantsHelp = args.includes('--help') || args.includes('-h');
 
 switch (command) {
   case 'serve':
-    await import('./main.js');
+    if (wantsHelp) process.stdout.write(SERVE_USAGE);
+    else if (args.length > 0) {
+      process.stderr.write(`callbridge serve: unknown option "${args[0]}"\n${SERVE_USAGE}`);
+      process.exitCode = 2;
+    } else await import('./main.js');
     break;
   case 'sim': {
     const { simCommand } = await import('./sim/agent/command.js');

@@ -52,6 +52,44 @@ export class SpeechServiceError extends Error {
   }
 }
 
+/** The stable code of every carrier REST failure; `retryable` and `status` say what to do about it. */
+export const CARRIER_API_ERROR_CODE = 'CALLBRIDGE_CARRIER_API';
+
+/**
+ * A carrier's REST API call that failed, whichever carrier. `retryable` is true where the same
+ * request may succeed later (5xx, 429, timeouts, network errors); callers branch on it, not on text.
+ */
+export class CarrierApiError extends Error {
+  readonly code = CARRIER_API_ERROR_CODE;
+  /** The carrier's name (`twilio`, `telnyx`, …). */
+  readonly carrier: string;
+  readonly retryable: boolean;
+  /** HTTP status, absent when no response arrived. */
+  readonly status: number | undefined;
+  /** The carrier's own error code from the response body, when it sent one (never its message text). */
+  readonly carrierCode: string | number | undefined;
+  constructor(
+    carrier: string,
+    message: string,
+    opts: { retryable: boolean; status?: number; carrierCode?: string | number; cause?: unknown },
+  ) {
+    super(message, { cause: opts.cause });
+    this.name = 'CarrierApiError';
+    this.carrier = carrier;
+    this.retryable = opts.retryable;
+    this.status = opts.status;
+    this.carrierCode = opts.carrierCode;
+  }
+}
+
+/** Whether an HTTP status from a carrier API means the same request may succeed later. */
+export function retryableStatus(status: number): boolean {
+  return status >= 500 || status === 429 || status === 408;
+}
+
+/** The code of the agent refusing a session because too many are open (its handshake's 429). */
+export const AGENT_REFUSED_CODE = 'CALLBRIDGE_AGENT_REFUSED';
+
 /** Maps an HTTP status to the code used when the error did not come with one of ours. */
 export function codeForStatus(status: number): string {
   switch (status) {
@@ -67,12 +105,18 @@ export function codeForStatus(status: number): string {
       return 'CALLBRIDGE_METHOD_NOT_ALLOWED';
     case 409:
       return 'CALLBRIDGE_CONFLICT';
+    case 408:
+      return 'CALLBRIDGE_REQUEST_TIMEOUT';
     case 413:
       return 'CALLBRIDGE_BODY_TOO_LARGE';
+    case 414:
+      return 'CALLBRIDGE_URI_TOO_LONG';
     case 415:
       return 'CALLBRIDGE_UNSUPPORTED_MEDIA_TYPE';
     case 429:
       return 'CALLBRIDGE_RATE_LIMITED';
+    case 431:
+      return 'CALLBRIDGE_HEADERS_TOO_LARGE';
     case 503:
       return 'CALLBRIDGE_UNAVAILABLE';
     default:

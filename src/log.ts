@@ -25,7 +25,21 @@ export const REDACT_PATHS = [
   '*.adminToken',
   'customParameters.token',
   '*.customParameters.token',
+  'req.url',
 ];
+
+const CENSOR = '[redacted]';
+
+/** Media URLs carry the stream token as their last path segment: the path is logged without it. */
+export function redactStreamToken(url: string): string {
+  return url.replace(/^(\/media\/[^/?#]+\/[^/?#]+\/)[^/?#]+/, `$1${CENSOR}`);
+}
+
+/** Request URLs keep all but a stream token; every other redacted path is censored whole. */
+function censor(value: unknown, path: string[]): unknown {
+  if (path[path.length - 1] === 'url' && typeof value === 'string') return redactStreamToken(value);
+  return CENSOR;
+}
 
 /** Top-level keys of a log line that hold conversation: transcript text and keypad digits. */
 export const TRANSCRIPT_KEYS: readonly string[] = Object.freeze(['transcript', 'dtmf']);
@@ -45,7 +59,7 @@ function withoutTranscripts(object: Record<string, unknown>): Record<string, unk
 export function loggerOptions(level: string, opts: LogOptions = {}): LoggerOptions {
   return {
     level,
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    redact: { paths: REDACT_PATHS, censor },
     ...(!opts.transcripts && { formatters: { log: withoutTranscripts } }),
   };
 }

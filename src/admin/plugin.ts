@@ -1,16 +1,14 @@
 // The admin API under /v1, behind the ADMIN_TOKEN bearer. With no token configured it is not
 // mounted at all, so every /v1 path answers 404 like any unknown route.
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { bearerToken, constantTimeEqual } from '../auth.js';
 import { UnauthorizedError } from '../errors.js';
 
 export type AdminRoutes = (scope: FastifyInstance) => void;
 
 function bearerMatches(header: string | undefined, token: string): boolean {
-  if (!header?.startsWith('Bearer ')) return false;
-  const given = Buffer.from(header.slice(7));
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  const given = bearerToken(header);
+  return given !== null && constantTimeEqual(given, token);
 }
 
 export function adminApi(adminToken: string, routes: AdminRoutes[]) {

@@ -1,7 +1,7 @@
 // Sample formats the phone legs and the voice agent use (PROTOCOLS.md sections 1 to 3): G.711 μ-law
 // and A-law bytes, and 16-bit PCM ("linear16"). Everything converts through Int16Array samples.
 import alawmulaw from 'alawmulaw';
-import type { AudioEncoding } from '../carriers/carrier.js';
+import type { AudioEncoding } from './format.js';
 
 // alawmulaw ships CommonJS only: Node hands it to ESM as a default export.
 const { alaw, mulaw } = alawmulaw;

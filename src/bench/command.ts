@@ -6,13 +6,19 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { dialectNames, findDialect } from '../sim/carrier/dialects/index.js';
 import { AGENT_PREWARM, runTarget, type TargetResult } from './run.js';
+
+/** The carrier the baseline relay speaks. */
+const BASELINE_CARRIER = 'twilio';
 import type { LatencySummary } from './samples.js';
 
 export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [--ramp S] [--out FILE]
-                       [--cpu-prof DIR] [--no-baseline]
+                       [--carrier NAME] [--cpu-prof DIR] [--no-baseline]
 
   --calls N        concurrent calls (default 100)
+  --carrier NAME   the carrier the load plays: ${dialectNames().join(', ')} (default twilio); the
+                   baseline relay speaks Twilio only, so another carrier runs without it
   --duration S     measurement window in seconds, with every call up (default 30)
   --ramp S         calls start evenly over this many seconds before the window (default calls/100,
                    at least 1, at most 30)
@@ -26,6 +32,7 @@ reordered or damaged, in callbridge or in the baseline; 2 on a bad option.
 `;
 
 export interface BenchOptions {
+  carrier: string;
   calls: number;
   durationMs: number;
   rampMs: number;
@@ -48,6 +55,7 @@ export function parseBenchArgs(args: string[]): BenchOptions {
     args,
     options: {
       calls: { type: 'string' },
+      carrier: { type: 'string' },
       duration: { type: 'string' },
       ramp: { type: 'string' },
       out: { type: 'string' },
@@ -57,6 +65,10 @@ export function parseBenchArgs(args: string[]): BenchOptions {
     strict: true,
     allowPositionals: false,
   });
+  const carrier = values.carrier ?? 'twilio';
+  if (findDialect(carrier) === undefined) {
+    throw new Error(`--carrier must be one of ${dialectNames().join(', ')}, got "${carrier}"`);
+  }
   const calls = values.calls === undefined ? 100 : positiveNumber('calls', values.calls, true, 1);
   const durationS =
     values.duration === undefined ? 30 : positiveNumber('duration', values.duration, false, 1);
@@ -65,12 +77,14 @@ export function parseBenchArgs(args: string[]): BenchOptions {
       ? Math.min(30, Math.max(1, calls / 100))
       : positiveNumber('ramp', values.ramp, false, 0);
   return {
+    carrier,
     calls,
     durationMs: Math.round(durationS * 1000),
     rampMs: Math.round(rampS * 1000),
     out: values.out ?? null,
     cpuProfDir: values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']),
-    baseline: !values['no-baseline'],
+    // The bare relay is a Twilio relay: its figures are a floor only for Twilio's load.
+    baseline: !values['no-baseline'] && carrier === BASELINE_CARRIER,
   };
 }
 
@@ -128,6 +142,7 @@ export async function benchCommand(args: string[]): Promise<number> {
   const cpu = cpus();
   const { profile, ...measured } = result;
   const output = {
+    carrier: opts.carrier,
     calls: opts.calls,
     durationS: opts.durationMs / 1000,
     rampS: opts.rampMs / 1000,

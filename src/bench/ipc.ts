@@ -25,7 +25,8 @@ export type ToChild =
   | { type: 'loop' }
   /** `clockOffsetMs`: how far the child's clock runs ahead of the orchestrator's. */
   | { type: 'plan'; plan: Plan; clockOffsetMs: number }
-  | { type: 'run'; serverUrl: string; plan: Plan; clockOffsetMs: number }
+  /** `carrier`: the simulated carrier's dialect (src/sim/carrier/dialects/index.ts) the calls speak. */
+  | { type: 'run'; serverUrl: string; carrier: string; plan: Plan; clockOffsetMs: number }
   | { type: 'report' };
 
 export type FromChild =

@@ -1,13 +1,19 @@
-// The bench's phone carrier (its own process): N Twilio calls (PROTOCOLS.md section 2), started
-// evenly over the ramp. Each posts the voice webhook, opens the media stream the TwiML names,
-// sends `start` with the token parameter, then one 160-byte μ-law frame every 20 ms in real time
-// until the plan's hang-up. One drift-free 1 ms clock drives every call; calls are spread over the
-// 20 slots of a frame period, as independent phones would be, rather than all sending at once.
-// Marks are echoed when the audio before them would have played (a clear echoes them at once).
-import { randomBytes } from 'node:crypto';
+// The bench's phone carrier (its own process): N calls placed as the chosen carrier places them
+// (its simulated carrier's dialect: webhook, answer, media framing), started evenly over the ramp.
+// Each announces the call, opens the media stream the answer names, sends the carrier's opening
+// frames, then one 160-byte μ-law frame every 20 ms in real time until the plan's hang-up. One
+// drift-free 1 ms clock drives every call; calls are spread over the 20 slots of a frame period, as
+// independent phones would be, rather than all sending at once. Marks are echoed when the audio
+// before them would have played (a clear echoes them at once).
+//
+// The frames verify themselves byte for byte (frames.ts): a carrier whose wire format is μ-law
+// 8 kHz carries them untouched. A carrier streaming another format needs frames written in that
+// format, and a load agent that reads them in it, before its figures mean anything.
 import WebSocket from 'ws';
+import type { WireFrame } from '../call/carrier-port.js';
+import type { SimServerEvent, SimStream } from '../sim/carrier/dialect.js';
+import { findDialect } from '../sim/carrier/dialects/index.js';
 import { startFrameClock } from '../sim/carrier/frame-clock.js';
-import { postVoiceWebhook } from '../sim/carrier/voice-webhook.js';
 import {
   DOWNLINK_MAGIC,
   FLAG_BURST_START,
@@ -29,7 +35,6 @@ const WEBHOOK_TIMEOUT_MS = 10_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 /** After `stop`, how long the server has to close the stream before the carrier cuts it. */
 const CLOSE_WAIT_MS = 5_000;
-const ACCOUNT_SID = `AC${'0'.repeat(32)}`;
 
 interface PendingMark {
   name: string;
@@ -38,14 +43,11 @@ interface PendingMark {
 
 interface Call {
   index: number;
-  callSid: string;
-  streamSid: string;
+  stream: SimStream | null;
   ws: WebSocket | null;
   template: Buffer;
   upSeq: number;
   upSentBytes: number;
-  /** Twilio's per-stream message counter (`sequenceNumber`). */
-  messages: number;
   streaming: boolean;
   stopped: boolean;
   closed: Promise<void>;
@@ -63,23 +65,22 @@ const downlinkLatency = new Samples();
 const setupMs = new Samples();
 /** Calls whose stream started after the measurement window opened. */
 let lateStarts = 0;
-const frame = Buffer.alloc(FRAME_BYTES);
 // A zero mask: ws then skips masking, which is the load generator's cost, not the server's.
 const zeroMask = (mask: Buffer) => mask.fill(0);
 
-function send(call: Call, message: string): boolean {
+function send(call: Call, message: WireFrame): boolean {
   if (call.ws?.readyState !== WebSocket.OPEN) return false;
-  call.ws.send(message);
+  call.ws.send(message, { binary: typeof message !== 'string' });
   return true;
 }
 
 function sendFrame(call: Call): void {
   const sentAtMs = wallNowMs();
+  // A fresh buffer per frame: a dialect may hold frames to send them in batches.
+  const frame = Buffer.allocUnsafe(FRAME_BYTES);
   writeFrame(frame, 0, call.template, UPLINK_MAGIC, call.index, call.upSeq, sentAtMs, 0);
-  const sent = send(
-    call,
-    `{"event":"media","sequenceNumber":"${++call.messages}","streamSid":"${call.streamSid}","media":{"track":"inbound","chunk":"${call.upSeq + 1}","timestamp":"${call.upSeq * FRAME_MS}","payload":"${frame.toString('base64')}"}}`,
-  );
+  let sent = true;
+  for (const message of call.stream!.callerAudio(frame)) sent = send(call, message) && sent;
   // Only what left counts as sent: a stream the server closed early is a failure, not lost bytes.
   if (!sent) return;
   call.upSeq++;
@@ -92,10 +93,7 @@ function echoMarks(call: Call, nowMs: number): void {
   while (call.marks.length > 0 && call.marks[0]!.dueMs <= nowMs) {
     const mark = call.marks.shift()!;
     call.marksEchoed++;
-    send(
-      call,
-      `{"event":"mark","sequenceNumber":"${++call.messages}","streamSid":"${call.streamSid}","mark":{"name":${JSON.stringify(mark.name)}}}`,
-    );
+    send(call, call.stream!.markPlayed(mark.name));
   }
   const next = call.marks[0];
   if (next) {
@@ -103,27 +101,15 @@ function echoMarks(call: Call, nowMs: number): void {
   }
 }
 
-function onServerFrame(call: Call, data: Buffer, plan: Plan): void {
+function onServerFrame(call: Call, data: Buffer, isBinary: boolean, plan: Plan): void {
   const nowMs = wallNowMs();
-  let message: {
-    event?: unknown;
-    media?: { payload?: unknown };
-    mark?: { name?: unknown };
-  };
-  try {
-    message = JSON.parse(data.toString('utf8'));
-  } catch {
-    call.failure ??= 'server sent a frame that is not JSON';
-    return;
-  }
-  switch (message.event) {
-    case 'media': {
-      const payload = message.media?.payload;
-      if (typeof payload !== 'string') {
-        call.failure ??= 'server sent media without a payload';
-        return;
-      }
-      const audio = Buffer.from(payload, 'base64');
+  for (const event of call.stream!.serverFrame(data, isBinary)) onServerEvent(call, event, nowMs, plan);
+}
+
+function onServerEvent(call: Call, event: SimServerEvent, nowMs: number, plan: Plan): void {
+  switch (event.type) {
+    case 'audio': {
+      const audio = event.mulaw;
       call.verifier.push(audio, (_seq, sentAtMs, flags) => {
         if (flags & FLAG_BURST_START && sentAtMs >= plan.windowStartMs && sentAtMs < plan.windowEndMs) {
           downlinkLatency.push(nowMs - sentAtMs);
@@ -132,27 +118,29 @@ function onServerFrame(call: Call, data: Buffer, plan: Plan): void {
       call.playoutEndMs = Math.max(call.playoutEndMs, nowMs) + audio.length / BYTES_PER_MS;
       return;
     }
-    case 'mark': {
-      const name = message.mark?.name;
-      if (typeof name !== 'string') return;
-      call.marks.push({ name, dueMs: Math.max(nowMs, call.playoutEndMs) });
+    case 'mark':
+      call.marks.push({ name: event.name, dueMs: Math.max(nowMs, call.playoutEndMs) });
       if (!call.markTimer) echoMarks(call, nowMs);
       return;
-    }
-    case 'clear':
+    case 'clear': {
       call.clearsAtMs.push(nowMs);
       call.playoutEndMs = nowMs;
+      const confirmation = call.stream!.cleared();
+      if (confirmation !== null) send(call, confirmation);
       for (const mark of call.marks) mark.dueMs = nowMs;
       echoMarks(call, nowMs);
       return;
-    default:
+    }
+    case 'warning':
+      call.failure ??= `the server sent what the carrier would refuse: ${event.message}`;
       return;
   }
 }
 
-function openStream(url: string): Promise<WebSocket> {
+function openStream(stream: SimStream): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, {
+    const ws = new WebSocket(stream.url, {
+      headers: stream.headers,
       perMessageDeflate: false,
       generateMask: zeroMask,
     });
@@ -177,26 +165,28 @@ function openStream(url: string): Promise<WebSocket> {
   });
 }
 
-async function placeCall(call: Call, serverUrl: string, plan: Plan, slots: Call[][]): Promise<void> {
+async function placeCall(call: Call, serverUrl: string, carrier: string, plan: Plan, slots: Call[][]) {
   const startedMs = wallNowMs();
-  const answer = await postVoiceWebhook({
-    url: `${serverUrl}/carriers/twilio/voice`,
-    callSid: call.callSid,
-    accountSid: ACCOUNT_SID,
+  const dialect = findDialect(carrier);
+  if (dialect === undefined) throw new Error(`no simulated carrier named ${carrier}`);
+  const answer = await dialect.announce({
+    server: serverUrl,
     from: '+15550100',
     to: '+15550199',
+    env: {},
     timeoutMs: WEBHOOK_TIMEOUT_MS,
   });
-  if (!answer.ok) throw new Error(answer.error);
-  if (answer.answer.kind !== 'stream') throw new Error(`call declined: ${answer.answer.reason}`);
-  const { url, parameters } = answer.answer;
-  const ws = await openStream(url);
+  if (answer.kind === 'failed') throw new Error(answer.error);
+  if (answer.kind === 'declined') throw new Error(`call declined: ${answer.reason}`);
+  const { stream } = answer;
+  call.stream = stream;
+  const ws = await openStream(stream);
   call.ws = ws;
   let closed!: () => void;
   call.closed = new Promise((resolve) => {
     closed = resolve;
   });
-  ws.on('message', (data: Buffer) => onServerFrame(call, data, plan));
+  ws.on('message', (data: Buffer, isBinary: boolean) => onServerFrame(call, data, isBinary, plan));
   ws.on('error', (err) => {
     call.failure ??= `media stream error: ${err.message}`;
   });
@@ -206,27 +196,7 @@ async function placeCall(call: Call, serverUrl: string, plan: Plan, slots: Call[
     if (call.markTimer) clearTimeout(call.markTimer);
     closed();
   });
-  send(call, JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
-  send(
-    call,
-    JSON.stringify({
-      event: 'start',
-      sequenceNumber: String(++call.messages),
-      streamSid: call.streamSid,
-      start: {
-        accountSid: ACCOUNT_SID,
-        streamSid: call.streamSid,
-        callSid: call.callSid,
-        tracks: ['inbound'],
-        mediaFormat: {
-          encoding: 'audio/x-mulaw',
-          sampleRate: 8000,
-          channels: 1,
-        },
-        customParameters: { ...parameters },
-      },
-    }),
-  );
+  for (const frame of stream.opening()) send(call, frame);
   setupMs.push(wallNowMs() - startedMs);
   if (wallNowMs() > plan.windowStartMs) lateStarts++;
   if (call.stopped) {
@@ -243,15 +213,8 @@ function hangUp(call: Call): void {
   call.streaming = false;
   const ws = call.ws;
   if (!ws || ws.readyState !== WebSocket.OPEN) return;
-  send(
-    call,
-    JSON.stringify({
-      event: 'stop',
-      sequenceNumber: String(++call.messages),
-      streamSid: call.streamSid,
-      stop: { accountSid: ACCOUNT_SID, callSid: call.callSid },
-    }),
-  );
+  const stop = call.stream!.stop();
+  if (stop !== null) send(call, stop);
   setTimeout(() => {
     if (ws.readyState === WebSocket.CLOSED) return;
     // Frames the server has not read by now are dropped with the socket: the call failed.
@@ -263,19 +226,16 @@ function hangUp(call: Call): void {
 const sleepUntil = (wallMs: number) =>
   new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, wallMs - wallNowMs())));
 
-async function run(serverUrl: string, plan: Plan): Promise<CarrierReport> {
+async function run(serverUrl: string, carrier: string, plan: Plan): Promise<CarrierReport> {
   const calls: Call[] = [];
   for (let index = 0; index < plan.calls; index++) {
     calls.push({
       index,
-      // The call index leads the CallSid so a server log line names the bench call.
-      callSid: `CA${index.toString(16).padStart(8, '0')}${randomBytes(12).toString('hex')}`,
-      streamSid: `MZ${randomBytes(16).toString('hex')}`,
+      stream: null,
       ws: null,
       template: frameTemplate(index),
       upSeq: 0,
       upSentBytes: 0,
-      messages: 0,
       streaming: false,
       stopped: false,
       closed: Promise.resolve(),
@@ -295,7 +255,7 @@ async function run(serverUrl: string, plan: Plan): Promise<CarrierReport> {
   const placed = calls.map(async (call) => {
     await sleepUntil(plan.startAtMs + (call.index * plan.rampMs) / plan.calls);
     try {
-      await placeCall(call, serverUrl, plan, slots);
+      await placeCall(call, serverUrl, carrier, plan, slots);
     } catch (err) {
       call.failure ??= (err as Error).message;
     }
@@ -330,7 +290,7 @@ async function run(serverUrl: string, plan: Plan): Promise<CarrierReport> {
 onParentMessage((message) => {
   if (message.type === 'run') {
     setClockOffsetMs(message.clockOffsetMs);
-    run(message.serverUrl, message.plan).then(
+    run(message.serverUrl, message.carrier, message.plan).then(
       (report) => toParent({ type: 'report', report }),
       (err: Error) => toParent({ type: 'error', message: err.stack ?? err.message }),
     );

@@ -16,6 +16,8 @@ import { type LatencySummary, summarize } from './samples.js';
 export type Target = 'callbridge' | 'baseline';
 
 export interface RunOptions {
+  /** The carrier the load carrier plays (a simulated carrier's dialect). */
+  carrier: string;
   calls: number;
   durationMs: number;
   rampMs: number;
@@ -301,7 +303,7 @@ export async function runTarget(target: Target, opts: RunOptions): Promise<Targe
       `${target}: ${opts.calls} calls, ramp ${opts.rampMs / 1000} s, window ${opts.durationMs / 1000} s`,
     );
     const carrierDone = carrier.request(
-      { type: 'run', serverUrl, plan, clockOffsetMs: carrierOffsetMs },
+      { type: 'run', serverUrl, carrier: opts.carrier, plan, clockOffsetMs: carrierOffsetMs },
       'report',
       totalMs + REPORT_TIMEOUT_MS,
     );

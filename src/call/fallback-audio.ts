@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { transcode } from '../audio/codec.js';
-import type { MediaFormat } from '../carriers/carrier.js';
+import type { MediaFormat } from '../audio/format.js';
 
 /** Both src/call and dist/call sit two levels below the package root. */
 export const BUNDLED_FALLBACK = fileURLToPath(

@@ -10,7 +10,8 @@
 //                            when the function has a secret
 // The signature covers the timestamp, so a receiver that checks both (`verifyCallbridgeSignature`)
 // rejects a captured request replayed later.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { constantTimeEqual } from '../auth.js';
 import type { HttpFunction } from '../config/types.js';
 
 export interface HttpFunctionCall {
@@ -148,9 +149,7 @@ export function verifyCallbridgeSignature(
 ): boolean {
   if (!timestampHeader || !signatureHeader || !/^\d{1,12}$/.test(timestampHeader)) return false;
   if (Math.abs(nowMs / 1000 - Number(timestampHeader)) > toleranceS) return false;
-  const expected = Buffer.from(signCallbridgeBody(secret, timestampHeader, rawBody));
-  const received = Buffer.from(signatureHeader);
-  return received.length === expected.length && timingSafeEqual(received, expected);
+  return constantTimeEqual(signatureHeader, signCallbridgeBody(secret, timestampHeader, rawBody));
 }
 
 /** The agent's arguments string as an object; `undefined` when it is not one. Empty means none. */

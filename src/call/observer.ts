@@ -2,19 +2,14 @@
 // barge-ins, function calls, the end) as Server-Sent Events. Its token is handed only to whoever
 // placed the call, in the voice webhook answer's `X-Callbridge-Observer` header, and is bound to
 // the CallSid. The admin token opens every call's feed.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { bearerToken, constantTimeEqual } from '../auth.js';
 import { UnauthorizedError } from '../errors.js';
 import type { CallEvent, CallEventHub } from './events.js';
 
 export function observerToken(secret: string, callSid: string): string {
   return createHmac('sha256', secret).update(`observe:${callSid}`).digest('base64url');
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -23,12 +18,11 @@ export function observerRoutes(deps: { secret: string; adminToken: string | null
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.get<{ Params: { callSid: string } }>('/calls/:callSid/events', async (req, reply) => {
       const { callSid } = req.params;
-      const header = req.headers.authorization ?? '';
-      const bearer = header.startsWith('Bearer ') ? header.slice(7) : '';
+      const bearer = bearerToken(req.headers.authorization);
       const allowed =
-        bearer !== '' &&
-        (sameText(bearer, observerToken(deps.secret, callSid)) ||
-          (deps.adminToken !== null && sameText(bearer, deps.adminToken)));
+        bearer !== null &&
+        (constantTimeEqual(bearer, observerToken(deps.secret, callSid)) ||
+          (deps.adminToken !== null && constantTimeEqual(bearer, deps.adminToken)));
       if (!allowed) throw new UnauthorizedError('a bearer token for this call is required');
 
       reply.hijack();

@@ -1,12 +1,29 @@
 // Agent sessions dialed while the carrier is still setting up the media stream (the voice
-// webhook answers before the stream connects), kept under the CallSid until the stream claims
+// webhook answers before the stream connects), kept under the call's key until the stream claims
 // one. A session nobody claims would hold one of the agent's limited concurrent connections
-// (PROTOCOLS.md section 1: over the limit the handshake fails with 429), so it is closed after
+// (docs/protocols/agent.md: over the limit the handshake fails with 429), so it is closed after
 // its TTL.
+import type { AgentSession } from '../agent/session.js';
+import type { MediaFormat } from '../audio/format.js';
+
+/** An agent session dialed while a webhook was answered; `ready` is null if that dial failed. */
+export interface PrewarmedAgent {
+  ready: Promise<AgentSession | null>;
+  /** The format its Settings declared: a stream bringing another one cannot use it. */
+  format: MediaFormat;
+  close(): void;
+}
+
+/** The pool key of a call: call ids are unique per carrier only. */
+export function prewarmKey(carrier: string, callSid: string): string {
+  return `${carrier}:${callSid}`;
+}
 
 export interface PrewarmPoolOptions {
   /** Called after an unclaimed session was closed at the end of its TTL. */
-  onExpired?: (callSid: string) => void;
+  onExpired?: (key: string) => void;
+  /** Called after a session was closed because another was stored under its key (a retried webhook). */
+  onReplaced?: (key: string) => void;
 }
 
 interface Entry<T> {
@@ -23,25 +40,28 @@ export class PrewarmPool<T extends { close(): void }> {
     return this.#entries.size;
   }
 
-  /** Stores a session for `callSid`; one already stored under it (a retried webhook) is closed. */
-  put(callSid: string, session: T, ttlMs: number): void {
-    const previous = this.#entries.get(callSid);
+  /** Stores a session under `key`; one already stored under it (a retried webhook) is closed. */
+  put(key: string, session: T, ttlMs: number): void {
+    const previous = this.#entries.get(key);
     if (previous) {
       clearTimeout(previous.timer);
-      if (previous.session !== session) closeQuietly(previous.session);
+      if (previous.session !== session) {
+        closeQuietly(previous.session);
+        this.opts.onReplaced?.(key);
+      }
     }
-    const timer = setTimeout(() => this.#expire(callSid), Math.max(0, ttlMs));
+    const timer = setTimeout(() => this.#expire(key), Math.max(0, ttlMs));
     // A waiting session must not keep the process alive through a shutdown.
     timer.unref?.();
-    this.#entries.set(callSid, { session, timer });
+    this.#entries.set(key, { session, timer });
   }
 
   /** Hands the session over once: the caller owns it from here and must close it. */
-  take(callSid: string): T | undefined {
-    const entry = this.#entries.get(callSid);
+  take(key: string): T | undefined {
+    const entry = this.#entries.get(key);
     if (!entry) return undefined;
     clearTimeout(entry.timer);
-    this.#entries.delete(callSid);
+    this.#entries.delete(key);
     return entry.session;
   }
 
@@ -55,12 +75,12 @@ export class PrewarmPool<T extends { close(): void }> {
     }
   }
 
-  #expire(callSid: string): void {
-    const entry = this.#entries.get(callSid);
+  #expire(key: string): void {
+    const entry = this.#entries.get(key);
     if (!entry) return;
-    this.#entries.delete(callSid);
+    this.#entries.delete(key);
     closeQuietly(entry.session);
-    this.opts.onExpired?.(callSid);
+    this.opts.onExpired?.(key);
   }
 }
 

@@ -59,6 +59,9 @@ export interface CallRecord {
   prewarmed: boolean;
   /** Post-call analysis (ANALYSIS=on): added once it has an outcome; absent until then or when off. */
   analysis?: CallAnalysis;
+  /** The instance (`INSTANCE_ID`) that carried the call, and its region. */
+  instance?: string;
+  region?: string;
 }
 
 export interface CallRecordQuery {

@@ -7,6 +7,19 @@ import { BASE_URL, HOST_URL } from './urls.js';
 
 const AGENT_AUTHS: readonly AgentAuth[] = ['key', 'grant'];
 
+/**
+ * An agent on this machine is `callbridge sim` (or a local stand-in), which serves the speech REST
+ * subset on its own port: the speech API is looked for there, not at the region's host, unless
+ * SPEECH_API_URL says otherwise.
+ */
+export function localSpeechApi(agentUrl: string): string | undefined {
+  const url = new URL(agentUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  if (!loopback) return undefined;
+  return `${url.protocol === 'wss:' ? 'https' : 'http'}://${url.host}`;
+}
+
 export function selectAgent(env: Env, region: Region, regions: Record<Region, RegionHosts>): Config['agent'] {
   const explicitUrl = envUrl(env, 'AGENT_URL', HOST_URL(['ws', 'wss']));
   const apiKey = envString(env, 'AGENT_API_KEY') ?? null;
@@ -32,11 +45,15 @@ export function selectAgent(env: Env, region: Region, regions: Record<Region, Re
     url = hosts.agentUrl;
   }
 
+  const speechApiUrl =
+    speechApiOverride ??
+    (explicitUrl === undefined ? undefined : localSpeechApi(explicitUrl)) ??
+    hosts.speechApiUrl;
   return {
     url,
     apiKey,
     auth,
-    speechApiUrl: speechApiOverride ?? hosts.speechApiUrl,
+    speechApiUrl,
     // On the global region the speech API host is the global API host, so an override moves both;
     // regional deployments keep management calls on the global host (spec section 8).
     managementApiUrl:

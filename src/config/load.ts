@@ -3,9 +3,11 @@
 // checked first, then the files; the first problem stops loading with a one-line ConfigError.
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { selectAgent } from './agent-host.js';
 import { type Env, envError, envInt, envList, envOneOf, envString, envUrl } from './env.js';
+import { readHost, readInstanceId } from './listen.js';
 import { loadNumbers } from './numbers.js';
 import { loadProfiles } from './profiles.js';
 import { loadRegions } from './regions.js';
@@ -29,13 +31,14 @@ export const WEBHOOK_SECRET_VARS = {
 const TWILIO_SID = /^AC[0-9a-fA-F]{32}$/;
 const STREAM_TOKEN_LABEL = 'callbridge stream token key v1';
 
-export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
+export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } = {}): Config {
   const cwd = opts.cwd ?? process.cwd();
 
   const port = envInt(env, 'PORT', { fallback: 8080, min: 0, max: 65_535 });
-  const host = envString(env, 'HOST') ?? '0.0.0.0';
+  const host = readHost(env);
   const publicUrl = envUrl(env, 'PUBLIC_URL', BASE_URL(['http', 'https'])) ?? `http://127.0.0.1:${port}`;
   const region = envOneOf(env, 'REGION', REGIONS, 'global');
+  const instanceId = readInstanceId(env, opts.hostname ?? hostname());
   const nodeEnv = envString(env, 'NODE_ENV') ?? 'development';
   const logLevel = envOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info');
   const logTranscripts = envOneOf(env, 'LOG_TRANSCRIPTS', ['on', 'off'] as const, 'off') === 'on';
@@ -76,6 +79,7 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
     host,
     publicUrl,
     region,
+    instanceId,
     nodeEnv,
     logLevel,
     logTranscripts,

@@ -112,6 +112,8 @@ export interface Config {
   /** Base URL carriers reach this server at, without a trailing slash. */
   publicUrl: string;
   region: Region;
+  /** This instance's name (`INSTANCE_ID`, default the host name): in media URLs and call records. */
+  instanceId: string;
   nodeEnv: string;
   logLevel: string;
   /** `LOG_TRANSCRIPTS=on`: log lines keep what callers and the agent said and the keys pressed. */

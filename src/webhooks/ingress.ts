@@ -60,6 +60,9 @@ const IN_PROGRESS_RETRY_AFTER_S = 5;
 /** How long a provider should wait before retrying while the store is unavailable. */
 const UNAVAILABLE_RETRY_AFTER_S = 10;
 const EMPTY = Buffer.alloc(0);
+/** A media type Fastify can read (`type/subtype`, RFC 9110 tokens, parameters after it). */
+const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(?:;|$)/;
+const RAW_BYTES = 'application/octet-stream';
 
 export function webhookIngress(deps: IngressDeps): FastifyPluginAsync {
   const { metrics } = deps;
@@ -197,6 +200,13 @@ export function webhookIngress(deps: IngressDeps): FastifyPluginAsync {
       { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes },
       (_request, body, done) => done(null, body),
     );
+    // Fastify answers an empty or unparseable Content-Type with its own 415 before any handler,
+    // so such a request would end in no outcome. The type plays no part here: such a body is read
+    // as raw bytes like any other, verified, and ends in exactly one outcome.
+    scope.addHook('onRequest', async (request) => {
+      const type = request.headers['content-type'];
+      if (type !== undefined && !MEDIA_TYPE.test(type)) request.headers['content-type'] = RAW_BYTES;
+    });
 
     // Translates Fastify's own body-limit error into ours and counts it; everything is then
     // rethrown to the app's error handler, which renders the error format.

@@ -1,7 +1,8 @@
 // HMAC signature checks shared by the providers (gateway spec 5; PROTOCOLS 4: "compare signatures
 // in constant time, on the raw bytes received").
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { constantTimeEqual } from '../auth.js';
 import type { Verification } from './provider.js';
 
 export type HmacAlgorithm = 'sha1' | 'sha256';
@@ -34,16 +35,6 @@ export function decodeDigest(
   return decoded.length === bytes && decoded.toString('base64') === value ? decoded : null;
 }
 
-/** Constant-time equality that returns false, never throws, on a length mismatch. */
-export function safeEqual(a: Buffer, b: Buffer): boolean {
-  if (a.length !== b.length) {
-    // Same work as a real comparison; digest lengths are public anyway.
-    timingSafeEqual(a, a);
-    return false;
-  }
-  return timingSafeEqual(a, b);
-}
-
 /** True when any given signature matches any secret's digest. Every pair is compared: no early exit. */
 export function anyMatch(
   given: readonly Buffer[],
@@ -53,7 +44,7 @@ export function anyMatch(
   let matched = false;
   for (const secret of secrets) {
     const expected = digest(secret);
-    for (const signature of given) matched = safeEqual(expected, signature) || matched;
+    for (const signature of given) matched = constantTimeEqual(expected, signature) || matched;
   }
   return matched;
 }

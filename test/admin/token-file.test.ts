@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureAdminToken, readAdminTokenFile } from '../../src/admin/token-file.js';
-import { ensureBuilt, ROOT, type ServerProcess, spawnServer } from '../faults/server-process.js';
+import { ensureBuilt, ROOT, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 
 const dirs: string[] = [];
 const servers: ServerProcess[] = [];

@@ -66,7 +66,7 @@ describe('callbridge bench', () => {
     expect(run.code, run.stderr).toBe(0);
     const result = JSON.parse(readFileSync(out, 'utf8'));
     expect(JSON.parse(run.stdout)).toEqual(result);
-    expect(result).toMatchObject({ calls: 5, durationS: 3, ...figures });
+    expect(result).toMatchObject({ carrier: 'twilio', calls: 5, durationS: 3, ...figures });
     expect(result.baseline).toMatchObject({
       ...figures,
       ratios: expect.objectContaining({
@@ -95,5 +95,11 @@ describe('callbridge bench', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--calls must be an integer >= 1');
     expect(run.stderr).toContain('usage: callbridge bench');
+  });
+
+  it('refuses a carrier it has no simulated carrier for, naming those it has', async () => {
+    const run = await cli(['bench', '--carrier', 'pigeon'], 10_000);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--carrier must be one of twilio(, \w+)*, got "pigeon"/);
   });
 });

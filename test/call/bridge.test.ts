@@ -52,8 +52,12 @@ describe('voice webhook', () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toContain('<Response><Connect><Stream url="ws://127.0.0.1:');
     expect(answer.body).not.toContain('<Start>');
-    expect(answer.streamUrl).toBe(`${server.baseUrl.replace('http', 'ws')}/media/twilio`);
-    expect(answer.parameters.token).toMatch(/^v1\./);
+    const token = answer.parameters.token!;
+    expect(token).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    // The media URL names this instance and carries the token in its path, which every carrier keeps.
+    expect(answer.streamUrl).toBe(
+      `${server.baseUrl.replace('http', 'ws')}/media/twilio/${server.config.instanceId}/${token}`,
+    );
   });
 
   it('refuses a webhook without a CallSid', async () => {

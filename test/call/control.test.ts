@@ -10,6 +10,7 @@ import { type FakeTwilioApi, startFakeTwilioApi } from '../helpers/fake-twilio-a
 import { startServer, type TestServer } from '../helpers/server.js';
 import {
   type CarrierStreamClient,
+  localStreamUrl,
   newCallSid,
   openMediaStream,
   voiceWebhook,
@@ -104,7 +105,7 @@ async function placeCall(opts: { echoMarks?: boolean } = {}) {
     publicUrl: 'https://voice.example.com',
   });
   expect(answer.status).toBe(200);
-  const carrier = await openMediaStream(`${server.baseUrl.replace('http', 'ws')}/media/twilio`, {
+  const carrier = await openMediaStream(localStreamUrl(server.baseUrl, answer.streamUrl), {
     callSid,
     headers: { 'x-twilio-signature': twilio.getExpectedTwilioSignature(AUTH_TOKEN, answer.streamUrl, {}) },
     echoMarks: opts.echoMarks,
@@ -314,7 +315,7 @@ describe('pre-warmed agent', () => {
     expect(settings.tags).toContain(`call:${callSid}`);
     conn.send({ type: 'SettingsApplied' });
     const greeting = speak(conn, 800, 'Hello from the test.');
-    const carrier = await openMediaStream(`${server.baseUrl.replace('http', 'ws')}/media/twilio`, {
+    const carrier = await openMediaStream(localStreamUrl(server.baseUrl, answer.streamUrl), {
       callSid,
       headers: { 'x-twilio-signature': twilio.getExpectedTwilioSignature(AUTH_TOKEN, answer.streamUrl, {}) },
     });

@@ -4,6 +4,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/free-port.js';
 import {
   HTTP_FUNCTION_MAX_CONTENT_BYTES,
   runHttpFunction,
@@ -170,10 +171,7 @@ describe('runHttpFunction', () => {
   });
 
   it('turns a refused connection into an error content', async () => {
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const port = await freePort();
 
     const result = await runHttpFunction(lookupOrder({ url: `http://127.0.0.1:${port}/x` }), CALL, '{}');
     expect(result.outcome).toBe('error');

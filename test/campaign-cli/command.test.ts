@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CampaignIo, campaignCommand } from '../../src/campaign-cli/command.js';
-import { ensureBuilt, freePort, ROOT } from '../faults/server-process.js';
+import { ensureBuilt, freePort, ROOT } from '../helpers/server-process.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { QuickCarrier } from '../outbound/quick-carrier.js';
 

@@ -36,6 +36,19 @@ describe('agent host selection', () => {
     );
   });
 
+  it('looks for the speech API beside an agent on this machine (callbridge sim), not at the region', () => {
+    const local = (url: string, env: Record<string, string> = {}) =>
+      load({ AGENT_URL: url, AGENT_API_KEY: KEY, ...env }).agent.speechApiUrl;
+    expect(local('ws://127.0.0.1:8090')).toBe('http://127.0.0.1:8090');
+    expect(local('ws://localhost:8090')).toBe('http://localhost:8090');
+    expect(local('wss://[::1]:8443')).toBe('https://[::1]:8443');
+    expect(local('ws://127.0.0.1:8090', { SPEECH_API_URL: 'https://speech.example.org' })).toBe(
+      'https://speech.example.org',
+    );
+    // A remote agent host keeps the region's speech host.
+    expect(local('wss://agent.example.net')).toBe('https://api.speech.example');
+  });
+
   it('requires AGENT_API_KEY with AGENT_URL', () => {
     expect(configErrorOf(() => load({ AGENT_URL: 'wss://agent.example.net' })).message).toBe(
       'AGENT_API_KEY: required when AGENT_URL is set',

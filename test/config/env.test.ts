@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
 import {
   configErrorOf,
   load,
@@ -71,6 +72,55 @@ describe('PORT and HOST', () => {
 
   it('keeps HOST as given', () => {
     expect(load({ HOST: '127.0.0.1' }).host).toBe('127.0.0.1');
+  });
+
+  it.each(['0.0.0.0', '::', '::1', '10.1.2.3', 'localhost', 'bridge-1.internal', 'host.example.com.'])(
+    'accepts HOST=%s',
+    (value) => {
+      expect(load({ HOST: value }).host).toBe(value);
+    },
+  );
+
+  // HOST=999.1.1.1 once passed validation and failed at listen with a stack trace.
+  it.each([
+    '999.1.1.1',
+    '1.2.3',
+    '256.0.0.1',
+    '-bad.example',
+    'a_b.example',
+    'host name',
+    `${'a'.repeat(64)}.x`,
+  ])('rejects HOST=%s in one line naming the variable', (value) => {
+    expect(configErrorOf(() => load({ HOST: value })).message).toBe(
+      `HOST: must be an IP address or a host name, got ${JSON.stringify(value)}`,
+    );
+  });
+});
+
+describe('INSTANCE_ID', () => {
+  it('defaults to the host name', () => {
+    expect(loadConfig({}, { cwd: MINIMAL_PROJECT, hostname: 'pod-7f9c' }).instanceId).toBe('pod-7f9c');
+  });
+
+  it('takes INSTANCE_ID over the host name', () => {
+    expect(loadConfig({ INSTANCE_ID: 'eu-1' }, { cwd: MINIMAL_PROJECT, hostname: 'pod' }).instanceId).toBe(
+      'eu-1',
+    );
+  });
+
+  it.each(['a/b', 'a b', '../x', '-lead', `${'x'.repeat(129)}`, 'é'])(
+    'rejects INSTANCE_ID=%s, which must fit in a URL path segment',
+    (value) => {
+      expect(configErrorOf(() => load({ INSTANCE_ID: value })).message).toMatch(
+        /^INSTANCE_ID: must be 1 to 128/,
+      );
+    },
+  );
+
+  it('names INSTANCE_ID when the host name cannot stand in for it', () => {
+    expect(
+      configErrorOf(() => loadConfig({}, { cwd: MINIMAL_PROJECT, hostname: 'bad/host' })).message,
+    ).toMatch(/^INSTANCE_ID: not set, and the host name cannot stand in for it/);
   });
 });
 

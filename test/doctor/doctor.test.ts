@@ -9,6 +9,7 @@ import { type DoctorIo, doctorCommand } from '../../src/doctor/command.js';
 import { runDoctor } from '../../src/doctor/doctor.js';
 import { exitCodeOf, formatLine } from '../../src/doctor/report.js';
 import { type LocalAgent, type LocalAgentOptions, startLocalAgent } from '../../src/sim/agent/server.js';
+import { freePort } from '../helpers/free-port.js';
 import { REDIS_URL, redisAvailable } from '../helpers/redis.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -62,16 +63,6 @@ async function fakeTwilio(): Promise<{ url: string; requests: string[] }> {
     json(200, { sid: TWILIO_SID, status: 'active', friendly_name: 'Test' });
   });
   return { url: `http://127.0.0.1:${await listen(server)}`, requests };
-}
-
-/** A port that refuses connections: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = createTcpServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Accepts TCP connections and never says a word: what a black-holed host looks like. */
@@ -167,6 +158,17 @@ describe('callbridge doctor', () => {
     await expect.poll(() => agent.connections()).toBe(0);
   });
 
+  it("passes with the README's `callbridge sim` recipe: the speech API is the sim's, not the region's", async () => {
+    // Regression: doctor failed on the region's speech host though calls never use it with the sim.
+    const agent = await localAgent({ apiKeys: [] });
+    const { text, output, exitCode } = await doctor({ AGENT_URL: agent.url, AGENT_API_KEY: 'anything' });
+    expect(output).not.toMatch(/^FAIL/m);
+    expect(exitCode).toBe(0);
+    expect(text).toContainEqual(
+      expect.stringMatching(new RegExp(`^ok {3}speech API ${agent.httpUrl}: answers \\(HTTP 200`)),
+    );
+  });
+
   it('fails on a rejected agent key (401) and a rejected Twilio token, exit 1, secrets unprinted', async () => {
     const agent = await localAgent({ apiKeys: ['the-only-good-key'] });
     const twilio = await fakeTwilio();
@@ -220,7 +222,7 @@ describe('callbridge doctor', () => {
   });
 
   it('fails each unreachable host within its timeout: refused, and silent', async () => {
-    const refused = await closedPort();
+    const refused = await freePort();
     const silent = await silentHost();
     const started = performance.now();
     const { text, output, exitCode } = await doctor({

@@ -100,11 +100,13 @@ describe('doctor: model checks', () => {
 
   it('reads a listing of plain strings too, and fails in one line when it cannot be read', async () => {
     fake = await startFakeSpeech();
-    fake.script('/v1/agent/settings/think/models', { status: 200, body: ['gpt-4o-mini'] });
-    fake.script('/v1/agent/settings/think/models', {
-      status: 404,
-      body: { err_code: 'NOT_FOUND', err_msg: 'no such path' },
-    });
+    // An agent on loopback is also the speech API, whose probe reads the same listing at the same
+    // time: each run is scripted twice, so either request may come first.
+    const listing = { status: 200, body: ['gpt-4o-mini'] };
+    const missing = { status: 404, body: { err_code: 'NOT_FOUND', err_msg: 'no such path' } };
+    for (const answer of [listing, listing, missing, missing]) {
+      fake.script('/v1/agent/settings/think/models', answer);
+    }
     const agentUrl = fake.url.replace('http://', 'ws://');
     const first = await doctor({ default: PROFILE }, { AGENT_URL: agentUrl, AGENT_API_KEY: KEY });
     expect(first.text).toContain(

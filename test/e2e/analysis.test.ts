@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/call/record.js';
-import { ensureBuilt, ROOT, type ServerProcess, spawnServer } from '../faults/server-process.js';
+import { ensureBuilt, ROOT, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 import { type FakeSpeech, startFakeSpeech } from '../helpers/fake-speech.js';
 
 const ADMIN_TOKEN = 'admin-token-for-analysis-tests';

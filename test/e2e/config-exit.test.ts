@@ -75,6 +75,17 @@ describe('the server refuses to start on an invalid setting', () => {
     [
       { name: 'PORT=abc', env: () => ({ PORT: 'abc' }), names: /^PORT: .*"abc"$/ },
       { name: 'REGION=mars', env: () => ({ REGION: 'mars' }), names: /^REGION: .*"mars"$/ },
+      // Once accepted, then a listen error with a stack trace.
+      {
+        name: 'HOST=999.1.1.1',
+        env: () => ({ HOST: '999.1.1.1' }),
+        names: /^HOST: must be an IP address or a host name, got "999\.1\.1\.1"$/,
+      },
+      {
+        name: 'INSTANCE_ID with a slash',
+        env: () => ({ INSTANCE_ID: 'eu/1' }),
+        names: /^INSTANCE_ID: must be 1 to 128 .*"eu\/1"$/,
+      },
       {
         name: 'AGENT_URL with the wrong scheme',
         env: () => ({ AGENT_URL: 'http://x', AGENT_API_KEY: OTHER_SECRET }),

@@ -4,10 +4,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildIfStale, ROOT } from '../helpers/build.js';
+import { freePort } from '../helpers/free-port.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmsEnergy, samplesPerFrame } from '../../src/audio/energy.js';
 import { readWav } from '../../src/audio/wav.js';
@@ -15,15 +15,6 @@ import { readWav } from '../../src/audio/wav.js';
 /** RMS of a voiced 20 ms frame (src/audio/energy.ts, SpeechDetector's default). */
 const SPEECH_RMS = 500;
 const READY_TIMEOUT_MS = 15_000;
-
-/** A port nothing listens on right now: the OS picks it, and we let it go again. */
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** A clean environment: nothing from the developer's shell (AGENT_URL, NODE_ENV=test…) leaks in. */
 function processEnv(extra: Record<string, string>): Record<string, string> {

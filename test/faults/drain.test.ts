@@ -11,7 +11,7 @@ import {
   openMediaStream,
   voiceWebhook,
 } from '../helpers/twilio-carrier.js';
-import { ensureBuilt, type ServerProcess, spawnServer, status } from './server-process.js';
+import { ensureBuilt, type ServerProcess, spawnServer, status } from '../helpers/server-process.js';
 
 const API_KEY = 'drain-test-agent-key-0123456789';
 const FRAME_BYTES = 160;

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { placeCall } from '../../src/sim/carrier/twilio.js';
+import { placeCall } from '../../src/sim/carrier/place-call.js';
 import { newCallSid, newStreamSid, voiceWebhook } from '../helpers/twilio-carrier.js';
 import { type Frame, FrameFactory, OVER_MAX_PAYLOAD, type StreamIds } from './frames.js';
 import { createRng, type Rng, seedFromEnv } from './prng.js';
@@ -17,7 +17,7 @@ import {
   type ServerProcess,
   spawnServer,
   status,
-} from './server-process.js';
+} from '../helpers/server-process.js';
 
 const SEED = seedFromEnv();
 /** Frames sent in all, over all sockets: the loop's bound. */

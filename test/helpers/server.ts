@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { createAgentDialer } from '../../src/agent/dialer.js';
-import { buildApp } from '../../src/app.js';
+import { type AppDeps, buildApp } from '../../src/app.js';
+import type { CarrierAdapter } from '../../src/call/carrier-port.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
@@ -23,9 +24,18 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface StartServerOptions {
+  logger?: Logger;
+  /** The carriers to serve instead of those the configuration enables. */
+  carriers?: (config: Config) => CarrierAdapter[];
+  releaseRemotePrewarm?: AppDeps['releaseRemotePrewarm'];
+  originator?: Originator;
+  dialerOptions?: Partial<DialerOptions>;
+}
+
 export async function startServer(
   env: Record<string, string>,
-  opts: { logger?: Logger; originator?: Originator; dialerOptions?: Partial<DialerOptions> } = {},
+  opts: StartServerOptions = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-test-'));
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
@@ -50,6 +60,8 @@ export async function startServer(
     agentMode: 'remote',
     ...(opts.originator ? { originator: opts.originator } : {}),
     ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
+    ...(opts.carriers ? { carriers: opts.carriers(config) } : {}),
+    ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   // As main.ts does once listening: campaigns dial only where a carrier can place calls.

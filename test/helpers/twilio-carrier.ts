@@ -12,6 +12,12 @@ export interface Answer {
   observer: string | null;
 }
 
+/** The stream URL of an answer, reached at this test's server instead of the public host it names. */
+export function localStreamUrl(baseUrl: string, streamUrl: string): string {
+  const { pathname } = new URL(streamUrl);
+  return `${baseUrl.replace(/^http/, 'ws')}${pathname}`;
+}
+
 export const newCallSid = () => `CA${randomBytes(16).toString('hex')}`;
 export const newStreamSid = () => `MZ${randomBytes(16).toString('hex')}`;
 

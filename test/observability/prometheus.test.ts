@@ -14,11 +14,11 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
+import { freePort } from '../helpers/free-port.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { newCallSid, openMediaStream, voiceWebhook } from '../helpers/twilio-carrier.js';
 import { QuickCarrier } from '../outbound/quick-carrier.js';
@@ -73,14 +73,6 @@ async function until<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(50);
   }
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 /** Sample names of a text exposition, and the summed value of the samples matching `labels`. */

@@ -13,6 +13,10 @@ describe('parseSimArgs', () => {
     ).toEqual({ host: '0.0.0.0', port: 0, scenarioPath: 'demo.json', maxConnections: 3 });
   });
 
+  it.each([['--help'], ['-h'], ['--port', '1', '--help']])('asks for the usage on %j', (...args) => {
+    expect(parseSimArgs(args)).toBe('help');
+  });
+
   it.each([
     [['--port', '80x'], /--port must be an integer/],
     [['--port', '70000'], /--port must be an integer/],

@@ -99,6 +99,49 @@ describe('webhook gateway', () => {
     expect(await metricValue(gw.metrics, 'callbridge_webhook_auth_failures_total')).toBe(0);
   });
 
+  it.each([
+    ['empty', ''],
+    ['without a subtype', 'json'],
+    ['of separators only', ';;'],
+    ['with spaces in the type', 'application json'],
+  ])(
+    'processes a signed request whose Content-Type is %s, counted in exactly one outcome',
+    async (_name, contentType) => {
+      // A signed delivery is judged by its bytes, never refused with an uncounted 415 for its type.
+      gw = await startGatewayApp();
+      const body = JSON.stringify({ event_name: 'item:added', event_data: { id: 'x' } });
+      const res = await gw.app.inject({
+        method: 'POST',
+        url: '/webhooks/tasks',
+        headers: { ...signTasks(body), 'content-type': contentType },
+        payload: body,
+      });
+      expect(res.statusCode).toBeLessThan(500);
+      expect(res.statusCode).not.toBe(415);
+      const counted = await metricValue(gw.metrics, 'callbridge_webhook_requests_total', {
+        provider: 'tasks',
+      });
+      expect(counted).toBe(1);
+    },
+  );
+
+  it('counts an unsigned request with an odd Content-Type as a bad signature, not an uncounted 415', async () => {
+    gw = await startGatewayApp();
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: '/webhooks/tasks',
+      headers: { 'content-type': 'odd', 'x-tasks-hmac-sha256': 'AAAA' },
+      payload: '{}',
+    });
+    expect(res.statusCode).toBe(403);
+    expect(
+      await metricValue(gw.metrics, 'callbridge_webhook_requests_total', {
+        provider: 'tasks',
+        outcome: 'bad_signature',
+      }),
+    ).toBe(1);
+  });
+
   it('rejects every request of a provider that has no secret configured', async () => {
     gw = await startGatewayApp({ env: { WEBHOOK_SECRET_DEPLOY: '' } });
     const body = JSON.stringify({ id: 'e', type: 'deployment.created' });

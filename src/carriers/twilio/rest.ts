@@ -1,28 +1,7 @@
-// The few Twilio REST calls callbridge makes (PROTOCOLS.md section 2, "REST"): form-encoded POSTs
+// The few Twilio REST calls callbridge makes (docs/protocols/twilio.md, "REST"): form-encoded POSTs
 // with HTTP Basic auth, each bounded by a timeout.
+import { CarrierApiError, retryableStatus } from '../../errors.js';
 import { dialTwiml } from './twiml.js';
-
-export const CARRIER_API_ERROR_CODE = 'CALLBRIDGE_CARRIER_API';
-
-/** A Twilio REST call that failed; `retryable` is true for 5xx, 429, timeouts and network errors. */
-export class CarrierApiError extends Error {
-  readonly code = CARRIER_API_ERROR_CODE;
-  readonly retryable: boolean;
-  /** HTTP status, absent when no response arrived. */
-  readonly status: number | undefined;
-  /** Twilio's numeric error code from the response body, when it sent one. */
-  readonly twilioCode: number | undefined;
-  constructor(
-    message: string,
-    opts: { retryable: boolean; status?: number; twilioCode?: number; cause?: unknown },
-  ) {
-    super(message, { cause: opts.cause });
-    this.name = 'CarrierApiError';
-    this.retryable = opts.retryable;
-    this.status = opts.status;
-    this.twilioCode = opts.twilioCode;
-  }
-}
 
 export interface TwilioRestOptions {
   /** Base URL, `https://api.twilio.com` in production. */
@@ -84,7 +63,7 @@ export function createTwilioRest(options: TwilioRestOptions): TwilioRest {
     } catch (err) {
       const timedOut = signal.aborted;
       const reason = timedOut ? `timed out after ${options.timeoutMs} ms` : 'network error';
-      throw new CarrierApiError(`Twilio ${operation}: ${reason}`, { retryable: true, cause: err });
+      throw new CarrierApiError('twilio', `Twilio ${operation}: ${reason}`, { retryable: true, cause: err });
     }
     let body: unknown;
     try {
@@ -94,12 +73,12 @@ export function createTwilioRest(options: TwilioRestOptions): TwilioRest {
     }
     if (!response.ok) {
       const status = response.status;
-      const twilioCode = twilioErrorCode(body);
-      const detail = twilioCode === undefined ? '' : ` (Twilio error ${twilioCode})`;
-      throw new CarrierApiError(`Twilio ${operation}: HTTP ${status}${detail}`, {
-        retryable: status >= 500 || status === 429,
+      const carrierCode = twilioErrorCode(body);
+      const detail = carrierCode === undefined ? '' : ` (Twilio error ${carrierCode})`;
+      throw new CarrierApiError('twilio', `Twilio ${operation}: HTTP ${status}${detail}`, {
+        retryable: retryableStatus(status),
         status,
-        twilioCode,
+        carrierCode,
       });
     }
     return body;
@@ -132,7 +111,9 @@ export function createTwilioRest(options: TwilioRestOptions): TwilioRest {
       };
       if (typeof call.sid !== 'string' || typeof call.status !== 'string') {
         // The call may exist already, so a retry could place a second one.
-        throw new CarrierApiError('Twilio create call: response lacks sid or status', { retryable: false });
+        throw new CarrierApiError('twilio', 'Twilio create call: response lacks sid or status', {
+          retryable: false,
+        });
       }
       return { sid: call.sid, status: call.status };
     },

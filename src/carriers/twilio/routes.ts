@@ -1,28 +1,19 @@
-// Twilio's HTTP and WebSocket surface: the voice webhook that answers with <Connect><Stream>,
-// status callbacks, and the bidirectional media stream (PROTOCOLS.md section 2).
+// Twilio's webhooks (docs/protocols/twilio.md): the voice webhook that answers with
+// <Connect><Stream> naming the call's media URL, and status callbacks. The media stream itself is
+// the call core's, served at /media/twilio….
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { buildSettings } from '../../agent/settings.js';
-import { observerToken } from '../../call/observer.js';
-import { issueStreamToken } from '../../call/stream-token.js';
+import { MULAW_8K } from '../../audio/format.js';
+import type { CallIntake } from '../../call/carrier-port.js';
+import type { Config } from '../../config/types.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
-import type { CarrierControl } from '../carrier.js';
-import { handleMediaSocket, type MediaDeps, PREWARM_FORMAT } from '../media.js';
-import { createTwilioStream } from './protocol.js';
-import { createTwilioRest } from './rest.js';
 import { validateTwilioSignature } from './signature.js';
 import { connectStreamTwiml, redirectTwiml, sayHangupTwiml } from './twiml.js';
 
 type FormParams = Record<string, string | string[]>;
 
 const FORM_BODY_LIMIT_BYTES = 64 * 1024;
-const REST_TIMEOUT_MS = 5_000;
-const DECLINED_MESSAGE = "Sorry, we can't take your call right now. Please call back in a few minutes.";
 const SID = /^[A-Za-z0-9]{2,64}$/;
-
-/** The stream URL the carrier dials: the public base with its scheme turned into ws/wss. */
-export function mediaUrl(publicUrl: string, carrier: string): string {
-  return `${publicUrl.replace(/^http/, 'ws')}/media/${carrier}`;
-}
+const OBSERVER_HEADER = 'x-callbridge-observer';
 
 function parseForm(body: string): FormParams {
   const params: FormParams = {};
@@ -39,43 +30,19 @@ function single(params: FormParams, key: string): string {
   return typeof value === 'string' ? value : '';
 }
 
-export function twilioRoutes(deps: MediaDeps) {
-  const { config } = deps;
+function twiml(reply: FastifyReply, body: string): FastifyReply {
+  return reply.header('content-type', 'text/xml; charset=utf-8').send(body);
+}
+
+export function twilioRoutes(config: Config, intake: CallIntake) {
   const authToken = config.twilio.authToken;
-  const { accountSid } = config.twilio;
-  // PROTOCOLS.md section 2, REST: hang up with Status=completed, transfer with <Dial> TwiML.
-  const rest =
-    accountSid && authToken
-      ? createTwilioRest({ apiUrl: config.twilio.apiUrl, accountSid, authToken, timeoutMs: REST_TIMEOUT_MS })
-      : null;
-  const control: CarrierControl | null = rest && {
-    hangup: (callSid) => rest.hangup(callSid),
-    transfer: (callSid, target) => rest.transfer(callSid, target),
-  };
 
-  /** Dials the agent while Twilio is still opening the media stream (call control: pre-warming). */
-  const prewarm = (callSid: string, profileName: string, req: FastifyRequest) => {
-    const profile = config.profiles[profileName];
-    if (!config.agent.prewarm || !profile) return;
-    const settings = buildSettings(profile, { callSid, streamSid: '', carrier: 'twilio' }, PREWARM_FORMAT);
-    const ready = deps.dial(settings, deps.logger.child({ callSid })).catch((err: Error) => {
-      deps.metrics.prewarm.inc({ outcome: 'failed' });
-      req.log.warn({ err: err.message, callSid }, 'pre-warming the agent failed; the stream will dial again');
-      return null;
-    });
-    deps.prewarm.put(
-      callSid,
-      { ready, close: () => void ready.then((session) => session?.close()) },
-      config.agent.prewarmTtlMs,
-    );
-  };
-
-  /** PROTOCOLS.md section 2: signed over the URL exactly as the carrier called it, plus POST params. */
-  const verify = (req: FastifyRequest, url: string, params: FormParams) => {
+  /** Signed over the URL exactly as the carrier called it, plus the POST parameters. */
+  const verify = (req: FastifyRequest, params: FormParams) => {
     if (!authToken) return;
-    const header = req.headers['x-twilio-signature'];
-    if (typeof header !== 'string' || !validateTwilioSignature(authToken, header, url, params)) {
-      deps.metrics.carrierRequestsRejected.inc({ carrier: 'twilio', reason: 'bad_signature' });
+    const url = `${config.publicUrl}${req.url}`;
+    if (!validateTwilioSignature(authToken, req.headers['x-twilio-signature'], url, params)) {
+      intake.refused('twilio', 'bad_signature');
       throw new BadSignatureError('X-Twilio-Signature does not match this request');
     }
   };
@@ -89,55 +56,37 @@ export function twilioRoutes(deps: MediaDeps) {
 
     app.post('/carriers/twilio/voice', async (req: FastifyRequest, reply: FastifyReply) => {
       const params = (req.body ?? {}) as FormParams;
-      verify(req, `${config.publicUrl}${req.url}`, params);
+      verify(req, params);
       const callSid = single(params, 'CallSid');
       if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
-      const admission = deps.admitCall();
-      if (admission !== 'admitted') {
+      if (intake.admit('twilio') !== 'admitted') {
         // Declined politely, before any agent is dialed: the caller hears why, or goes elsewhere.
-        deps.metrics.callsDeclined.inc({ carrier: 'twilio', reason: admission });
-        req.log.warn({ callSid, reason: admission }, 'call declined');
-        const twiml = config.declineRedirectUrl
-          ? redirectTwiml(config.declineRedirectUrl)
-          : sayHangupTwiml(DECLINED_MESSAGE);
-        return reply.header('content-type', 'text/xml; charset=utf-8').send(twiml);
+        const { message, redirectUrl } = intake.decline;
+        return twiml(reply, redirectUrl ? redirectTwiml(redirectUrl) : sayHangupTwiml(message));
       }
-      const to = single(params, 'To');
-      const from = single(params, 'From');
-      const profile = config.numbers.routes[to] ?? config.numbers.default;
       const direction = single(params, 'Direction').startsWith('outbound') ? 'outbound' : 'inbound';
-      const token = issueStreamToken(
-        config.streamTokenSecret,
-        { callSid, profile, from, to, direction },
-        config.streamTokenTtlMs,
-      );
-      prewarm(callSid, profile, req);
-      req.log.info({ callSid, profile, direction }, 'voice webhook answered');
-      return reply
-        .header('content-type', 'text/xml; charset=utf-8')
-        .header('x-callbridge-observer', observerToken(config.streamTokenSecret, callSid))
-        .send(connectStreamTwiml(mediaUrl(config.publicUrl, 'twilio'), { token }));
+      // Twilio's bidirectional streams carry μ-law 8 kHz only.
+      const prepared = intake.prepare({
+        carrier: 'twilio',
+        callSid,
+        from: single(params, 'From'),
+        to: single(params, 'To'),
+        direction,
+        mediaFormat: MULAW_8K,
+      });
+      // The token is in the stream URL's path, and as a <Parameter> too, which `start` echoes back.
+      reply.header(OBSERVER_HEADER, prepared.observerToken);
+      return twiml(reply, connectStreamTwiml(prepared.mediaUrl, { token: prepared.token }));
     });
 
     app.post('/carriers/twilio/status', async (req: FastifyRequest, reply: FastifyReply) => {
       const params = (req.body ?? {}) as FormParams;
-      verify(req, `${config.publicUrl}${req.url}`, params);
+      verify(req, params);
       req.log.info(
         { callSid: single(params, 'CallSid'), callStatus: single(params, 'CallStatus') },
         'call status callback',
       );
       return reply.code(204).send();
     });
-
-    app.get(
-      '/media/twilio',
-      {
-        websocket: true,
-        // The upgrade request is signed over the wss:// URL with no params.
-        preValidation: async (req) => verify(req, mediaUrl(config.publicUrl, 'twilio'), {}),
-      },
-      (socket) =>
-        handleMediaSocket(socket, { name: 'twilio', createStream: createTwilioStream, control }, deps),
-    );
   };
 }

@@ -1,5 +1,6 @@
-// X-Twilio-Signature (PROTOCOLS.md section 2): base64(HMAC-SHA1(auth token, URL + sorted params)).
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// X-Twilio-Signature (docs/protocols/twilio.md): base64(HMAC-SHA1(auth token, URL + sorted params)).
+import { createHmac } from 'node:crypto';
+import { constantTimeEqual } from '../../auth.js';
 
 export type TwilioParams = Record<string, string | string[]>;
 
@@ -53,14 +54,6 @@ function urlVariants(url: string): string[] {
   return [url, `${head}${authority.slice(0, authority.length - portMatch[0].length)}${tail}`];
 }
 
-/** Length-safe constant-time string comparison: never throws, returns false on any mismatch. */
-function safeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'utf8');
-  const right = Buffer.from(b, 'utf8');
-  // The expected length (28 base64 chars) is public, so branching on it leaks nothing secret.
-  return left.length === right.length && timingSafeEqual(left, right);
-}
-
 export function validateTwilioSignature(
   authToken: string,
   signatureHeader: string | string[] | undefined,
@@ -72,7 +65,8 @@ export function validateTwilioSignature(
   let valid = false;
   // Every variant is checked so the time taken does not reveal which one matched.
   for (const candidate of urlVariants(url)) {
-    if (safeEqual(signatureHeader, computeTwilioSignature(authToken, candidate, params))) valid = true;
+    if (constantTimeEqual(signatureHeader, computeTwilioSignature(authToken, candidate, params)))
+      valid = true;
   }
   return valid;
 }

@@ -1,4 +1,4 @@
-// TwiML answers for Twilio voice webhooks and call updates (PROTOCOLS.md section 2).
+// TwiML answers for Twilio voice webhooks and call updates (docs/protocols/twilio.md).
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 

@@ -1,6 +1,7 @@
 // Who may talk to the local agent (spec section 5): `Authorization: Token <key>` or
 // `Authorization: Bearer <JWT>`. The JWT is checked when presented, so a token that expires later
 // does not end an open socket (spec section 3, "Auth token").
+import { constantTimeEqual } from '../../auth.js';
 import { verifyJwt } from './jwt.js';
 
 export interface AuthPolicy {
@@ -18,7 +19,7 @@ export function authorize(header: string | undefined, policy: AuthPolicy, nowMs 
   const scheme = match[1]!.toLowerCase();
   const credential = match[2]!;
   if (scheme === 'token') {
-    if (policy.apiKeys.length > 0 && !policy.apiKeys.includes(credential)) {
+    if (policy.apiKeys.length > 0 && !policy.apiKeys.some((key) => constantTimeEqual(key, credential))) {
       return { ok: false, reason: 'invalid API key' };
     }
     return { ok: true, kind: 'key' };

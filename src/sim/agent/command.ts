@@ -8,6 +8,12 @@ import { type LocalAgent, startLocalAgent } from './server.js';
 
 export const DEFAULT_SIM_PORT = 8090;
 
+export const SIM_USAGE = `usage: callbridge sim [--port 8090] [--host 127.0.0.1] [--scenario FILE] [--max-connections N]
+
+Runs the local voice agent (and the speech REST subset callbridge uses) until SIGINT or SIGTERM.
+Point a server at it with AGENT_URL=ws://127.0.0.1:8090 AGENT_API_KEY=anything.
+`;
+
 export interface SimArgs {
   host: string;
   port: number;
@@ -15,10 +21,11 @@ export interface SimArgs {
   maxConnections?: number;
 }
 
-export function parseSimArgs(args: string[]): SimArgs {
+export function parseSimArgs(args: string[]): SimArgs | 'help' {
   const parsed: SimArgs = { host: '127.0.0.1', port: DEFAULT_SIM_PORT };
   for (let i = 0; i < args.length; i++) {
     const flag = args[i]!;
+    if (flag === '--help' || flag === '-h') return 'help';
     const value = args[i + 1];
     if (value === undefined || value.startsWith('--')) throw new ConfigError(`sim: ${flag} needs a value`);
     i++;
@@ -52,7 +59,12 @@ export async function simCommand(args: string[]): Promise<void> {
   let parsed: SimArgs;
   let scenario: Scenario | undefined;
   try {
-    parsed = parseSimArgs(args);
+    const read = parseSimArgs(args);
+    if (read === 'help') {
+      process.stdout.write(SIM_USAGE);
+      return;
+    }
+    parsed = read;
     if (parsed.scenarioPath !== undefined) scenario = loadScenario(parsed.scenarioPath);
   } catch (err) {
     process.stderr.write(`callbridge sim: ${(err as Error).message}\n`);

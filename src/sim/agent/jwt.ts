@@ -1,6 +1,7 @@
 // HS256 JSON Web Tokens for the token grant (PROTOCOLS.md section 1; spec section 5). Just enough
 // of RFC 7519 to issue a short-lived token and check it at the handshake.
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
+import { constantTimeEqual } from '../../auth.js';
 
 export interface JwtClaims {
   sub: string;
@@ -35,9 +36,7 @@ export function verifyJwt(token: string, secret: string, nowMs = Date.now()): Jw
     const parsed = parseJson(header);
     if (parsed?.alg !== 'HS256') return { ok: false, reason: 'unsupported token algorithm' };
   }
-  const expected = Buffer.from(sign(`${header}.${payload}`, secret));
-  const given = Buffer.from(signature);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
+  if (!constantTimeEqual(sign(`${header}.${payload}`, secret), signature)) {
     return { ok: false, reason: 'bad token signature' };
   }
   const claims = parseJson(payload);

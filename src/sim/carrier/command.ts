@@ -6,9 +6,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readWav, toMulaw8k, writeWavMulaw } from '../../audio/wav.js';
+import type { SimDialect } from './dialect.js';
+import { DEFAULT_DIALECT, dialectNames, findDialect } from './dialects/index.js';
 import type { CallEvent } from './events.js';
 import { formatEvent, SPEAK_REASONS, seconds } from './format.js';
-import { DEFAULT_FROM, DEFAULT_HOLD_MS, DEFAULT_SERVER, DEFAULT_TO, placeCall } from './twilio.js';
+import { DEFAULT_FROM, DEFAULT_HOLD_MS, DEFAULT_SERVER, DEFAULT_TO, placeCall } from './place-call.js';
 
 export interface CommandIo {
   stdout(text: string): void;
@@ -22,16 +24,16 @@ const processIo: CommandIo = {
   env: process.env,
 };
 
-const SUPPORTED_CARRIERS = ['twilio'];
 const E164 = /^\+[1-9]\d{1,14}$/;
 const USAGE =
-  'usage: callbridge call [--server URL] [--carrier twilio] [--wav FILE] [--out FILE] ' +
+  `usage: callbridge call [--server URL] [--carrier ${dialectNames().join('|')}] [--wav FILE] [--out FILE] ` +
   '[--from E164] [--to E164] [--hold-ms N] [--no-wait] [--verbose]';
 /** The caller phrase sent without --wav: raw μ-law 8 kHz, shipped with the package. */
 const BUNDLED_PHRASE = join('assets', 'phrases', 'caller-order.ulaw');
 
 interface CallArgs {
   server: string;
+  dialect: SimDialect;
   wav: string | undefined;
   out: string | undefined;
   from: string;
@@ -60,11 +62,10 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
     // A missing bundled phrase is a broken install, not a usage error: it fails like a call (exit 1).
     return err instanceof UsageError ? 2 : 1;
   }
-  const authToken = io.env.TWILIO_AUTH_TOKEN || undefined;
-  const accountSid = io.env.TWILIO_ACCOUNT_SID || undefined;
+  const { dialect } = parsed;
   io.stdout(
-    `calling ${parsed.to} from ${parsed.from} at ${parsed.server} (twilio, ` +
-      `${authToken ? 'signed' : 'unsigned: TWILIO_AUTH_TOKEN not set'}), ${seconds(audio.length / 8)} of caller audio\n`,
+    `calling ${parsed.to} from ${parsed.from} at ${parsed.server} (${dialect.name}, ` +
+      `${dialect.describeSigning(io.env)}), ${seconds(audio.length / 8)} of caller audio\n`,
   );
 
   // Ctrl-C hangs up like a caller putting the phone down, so the recording is still written.
@@ -78,8 +79,8 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
       from: parsed.from,
       to: parsed.to,
       audio,
-      authToken,
-      accountSid,
+      dialect,
+      env: io.env,
       holdMs: parsed.holdMs,
       waitForGreeting: parsed.waitForGreeting,
       onEvent: (event) => {
@@ -146,9 +147,10 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
   if (values.help === true) return 'help';
   const text = (key: string): string | undefined => values[key] as string | undefined;
 
-  const carrier = text('carrier') ?? 'twilio';
-  if (!SUPPORTED_CARRIERS.includes(carrier)) {
-    throw new UsageError(`unsupported --carrier "${carrier}" (supported: ${SUPPORTED_CARRIERS.join(', ')})`);
+  const carrier = text('carrier') ?? DEFAULT_DIALECT.name;
+  const dialect = findDialect(carrier);
+  if (dialect === undefined) {
+    throw new UsageError(`unsupported --carrier "${carrier}" (supported: ${dialectNames().join(', ')})`);
   }
   const server = text('server') ?? DEFAULT_SERVER;
   if (!/^https?:\/\/[^/]/.test(server) || !URL.canParse(server)) {
@@ -170,6 +172,7 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
   }
   return {
     server,
+    dialect,
     wav: text('wav'),
     out,
     from,

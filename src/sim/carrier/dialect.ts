@@ -36,6 +36,8 @@ export interface SimStream {
   /** The carrier's ids for this call, as its frames name them. */
   callSid: string;
   streamSid: string;
+  /** Per-call values the answer asked the carrier to pass back on the stream (parameters, headers), for the call's report. */
+  parameters?: Record<string, string>;
   /** Frames the carrier sends once the socket is open (`connected`, `start`, …). */
   opening(): WireFrame[];
   /** One 20 ms frame of caller audio (160 bytes μ-law 8 kHz) → the frames the carrier sends for it (none while it batches). */

@@ -4,7 +4,7 @@
 import type { SpeakReason } from './greeting-wait.js';
 
 export type CallEvent =
-  | { type: 'stream-started'; atMs: number; streamSid: string; customParameters: Record<string, string> }
+  | { type: 'stream-started'; atMs: number; streamSid: string; parameters: Record<string, string> }
   /** The phone's speaker went from silence to agent audio. */
   | { type: 'agent-audio-started'; atMs: number }
   /** The speaker fell silent again; `playedMs` is how much agent audio this stretch played. */

@@ -10,7 +10,7 @@ export function formatEvent(event: CallEvent): string {
 function describe(e: CallEvent): string {
   switch (e.type) {
     case 'stream-started': {
-      const names = Object.keys(e.customParameters);
+      const names = Object.keys(e.parameters);
       return label(
         'stream',
         `${e.streamSid} started${names.length ? ` (parameters: ${names.join(', ')})` : ''}`,

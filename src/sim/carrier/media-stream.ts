@@ -1,10 +1,12 @@
-// Twilio's side of a bidirectional Media Stream (PROTOCOLS.md section 2): opens the WebSocket the
-// TwiML named, sends `connected`, `start`, then a 160-byte μ-law frame every 20 ms (silence while the
-// caller listens to the greeting, then caller audio, then silence while the caller holds the line,
-// because phone audio never stops), plays what the server sends through the phone's speaker, and
-// ends with `stop`, or when the server closes.
+// The phone's side of a call's media stream, for any carrier: opens the WebSocket the answer named,
+// sends the carrier's opening frames, then one 20 ms frame of caller audio every 20 ms (silence
+// while the caller listens to the greeting, then caller audio, then silence while the caller holds
+// the line, because phone audio never stops), plays what the server sends through the phone's
+// speaker, echoes marks once their audio has played, and ends with the carrier's `stop`, or when
+// the server closes. The carrier's framing is the dialect's (dialect.ts): the phone works in μ-law.
 import WebSocket, { type RawData } from 'ws';
-import { computeTwilioSignature } from '../../carriers/twilio/signature.js';
+import type { WireFrame } from '../../call/carrier-port.js';
+import type { SimServerEvent, SimStream } from './dialect.js';
 import { type CallEventLog, mulawMs } from './events.js';
 import { type FrameClock, startFrameClock } from './frame-clock.js';
 import { GreetingWait, type GreetingWaitLimits, type SpeakReason } from './greeting-wait.js';
@@ -16,14 +18,12 @@ const MULAW_SILENCE = 0xff;
 const MAX_SERVER_FRAME_BYTES = 4 * 1024 * 1024;
 /** How long our closing handshake may take before the socket is dropped. */
 const CLOSE_TIMEOUT_MS = 2000;
+/** How long the carrier's hang-up webhook may take once the stream has ended. */
+const AFTER_HANGUP_TIMEOUT_MS = 5000;
 
 export interface MediaStreamOptions {
-  url: string;
-  authToken?: string;
-  callSid: string;
-  accountSid: string;
-  streamSid: string;
-  customParameters: Record<string, string>;
+  /** The carrier's stream, as the dialect frames it. */
+  stream: SimStream;
   /** Caller audio, μ-law 8 kHz mono. */
   audio: Buffer;
   realtime: boolean;
@@ -49,17 +49,31 @@ export async function runMediaStream(o: MediaStreamOptions): Promise<MediaStream
   if (ws instanceof Error) {
     return { opened: false, heard: Buffer.alloc(0), endReason: `stream-failed: ${ws.message}`, failed: true };
   }
-  return new PhoneStream(ws, o).run();
+  const outcome = await new PhoneStream(ws, o).run();
+  await afterHangup(o);
+  return outcome;
+}
+
+/** The carrier's own word that the call ended (a hang-up webhook), where it sends one. */
+async function afterHangup(o: MediaStreamOptions): Promise<void> {
+  if (!o.stream.afterHangup) return;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('no answer in time')), AFTER_HANGUP_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([o.stream.afterHangup(), timeout]);
+  } catch (err) {
+    o.log.warnOnce(`the carrier's hang-up notice failed: ${(err as Error).message}`);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function openSocket(o: MediaStreamOptions): Promise<WebSocket> {
-  const headers: Record<string, string> = { 'user-agent': 'Twilio.TmeWs/1.0' };
-  // The upgrade is signed over the wss:// URL with no parameters (PROTOCOLS.md section 2).
-  if (o.authToken !== undefined)
-    headers['x-twilio-signature'] = computeTwilioSignature(o.authToken, o.url, {});
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(o.url, {
-      headers,
+    const ws = new WebSocket(o.stream.url, {
+      headers: o.stream.headers,
       handshakeTimeout: o.openTimeoutMs,
       maxPayload: MAX_SERVER_FRAME_BYTES,
       perMessageDeflate: false,
@@ -76,8 +90,6 @@ function openSocket(o: MediaStreamOptions): Promise<WebSocket> {
 }
 
 class PhoneStream {
-  private sequence = 0;
-  private chunk = 0;
   private clock: FrameClock | undefined;
   private readonly playout: PhonePlayout;
   private readonly callerFrames: Buffer[];
@@ -101,12 +113,7 @@ class PhoneStream {
     const log = o.log;
     this.playout = new PhonePlayout({
       onMark: (name, flushed) => {
-        this.send({
-          event: 'mark',
-          sequenceNumber: this.nextSequence(),
-          streamSid: o.streamSid,
-          mark: { name },
-        });
+        this.send(o.stream.markPlayed(name));
         log.emit({ type: 'mark-echoed', name, flushed });
       },
       onStarted: () => {
@@ -131,21 +138,12 @@ class PhoneStream {
     o.signal?.addEventListener('abort', onAbort, { once: true });
 
     o.log.markStreamStart();
-    this.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-    this.send({
-      event: 'start',
-      sequenceNumber: this.nextSequence(),
-      streamSid: o.streamSid,
-      start: {
-        accountSid: o.accountSid,
-        streamSid: o.streamSid,
-        callSid: o.callSid,
-        tracks: ['inbound'],
-        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
-        customParameters: o.customParameters,
-      },
+    for (const frame of o.stream.opening()) this.send(frame);
+    o.log.emit({
+      type: 'stream-started',
+      streamSid: o.stream.streamSid,
+      parameters: o.stream.parameters ?? {},
     });
-    o.log.emit({ type: 'stream-started', streamSid: o.streamSid, customParameters: o.customParameters });
 
     if (this.greetingWait === undefined) this.startSpeaking('no-wait', 0);
     if (o.signal?.aborted) this.hangUp('interrupted');
@@ -193,62 +191,33 @@ class PhoneStream {
   }
 
   private onServerFrame(data: RawData, isBinary: boolean): void {
-    const { log, streamSid } = this.o;
     if (this.hungUpBy !== undefined) return;
-    if (isBinary) {
-      log.warnOnce('server sent a binary frame; Twilio reads only JSON text frames');
-      return;
-    }
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(data.toString()) as Record<string, unknown>;
-      if (typeof message !== 'object' || message === null) throw new TypeError('not an object');
-    } catch {
-      log.warnOnce('server sent a frame that is not a JSON object; ignored');
-      return;
-    }
-    const event = message.event;
-    if (event === 'media' || event === 'mark' || event === 'clear') {
-      if (message.streamSid !== streamSid) {
-        log.warnOnce(`server sent "${event}" without this stream's streamSid; Twilio ignores it`);
-        return;
-      }
-    }
-    switch (event) {
-      case 'media':
-        this.onServerMedia(message.media);
+    // The socket's binaryType is the default: every message arrives as one Buffer.
+    for (const event of this.o.stream.serverFrame(data as Buffer, isBinary)) this.onServerEvent(event);
+  }
+
+  private onServerEvent(event: SimServerEvent): void {
+    const { log, stream } = this.o;
+    switch (event.type) {
+      case 'audio':
+        this.playout.enqueueAudio(event.mulaw);
+        if (this.playout.droppedOnOverflowBytes > 0) {
+          log.warnOnce('server queued more audio than the phone buffers; the excess was dropped');
+        }
         break;
       case 'mark':
-        this.onServerMark(message.mark);
+        this.playout.enqueueMark(event.name);
         break;
-      case 'clear':
+      case 'clear': {
         log.emit({ type: 'clear', droppedMs: mulawMs(this.playout.queuedAudioBytes) });
         this.playout.clear();
+        const confirmation = stream.cleared();
+        if (confirmation !== null) this.send(confirmation);
         break;
-      default:
-        log.warnOnce(`server sent unknown event ${JSON.stringify(event)}; ignored`);
-    }
-  }
-
-  private onServerMark(mark: unknown): void {
-    const name = (mark as { name?: unknown } | undefined)?.name;
-    if (typeof name === 'string') this.playout.enqueueMark(name);
-    else this.o.log.warnOnce('server sent a mark without mark.name; ignored');
-  }
-
-  private onServerMedia(media: unknown): void {
-    const { log } = this.o;
-    const payload = (media as { payload?: unknown } | undefined)?.payload;
-    if (typeof payload !== 'string') {
-      log.warnOnce('server sent media without media.payload; ignored');
-      return;
-    }
-    const audio = Buffer.from(payload, 'base64');
-    if (audio.toString('base64') !== payload)
-      log.warnOnce('server sent media whose payload is not strict base64');
-    this.playout.enqueueAudio(audio);
-    if (this.playout.droppedOnOverflowBytes > 0) {
-      log.warnOnce('server queued more audio than the phone buffers; the excess was dropped');
+      }
+      case 'warning':
+        log.warnOnce(event.message);
+        break;
     }
   }
 
@@ -259,12 +228,8 @@ class PhoneStream {
     this.callerReason = reason;
     this.clock?.stop();
     this.playout.hangUp();
-    this.send({
-      event: 'stop',
-      sequenceNumber: this.nextSequence(),
-      streamSid: this.o.streamSid,
-      stop: { accountSid: this.o.accountSid, callSid: this.o.callSid },
-    });
+    const stop = this.o.stream.stop();
+    if (stop !== null) this.send(stop);
     this.ws.close(1000);
     // A server that never answers the close handshake must not keep the call open.
     this.closeTimer = setTimeout(() => this.ws.terminate(), CLOSE_TIMEOUT_MS);
@@ -289,34 +254,17 @@ class PhoneStream {
   }
 
   private sendMedia(payload: Buffer): void {
-    this.chunk += 1;
-    this.send({
-      event: 'media',
-      sequenceNumber: this.nextSequence(),
-      streamSid: this.o.streamSid,
-      media: {
-        track: 'inbound',
-        chunk: String(this.chunk),
-        timestamp: String((this.chunk - 1) * FRAME_MS),
-        payload: payload.toString('base64'),
-      },
-    });
+    for (const frame of this.o.stream.callerAudio(payload)) this.send(frame);
   }
 
-  private send(message: object): void {
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
-  }
-
-  // Twilio numbers every message after `connected`, as decimal strings.
-  private nextSequence(): string {
-    this.sequence += 1;
-    return String(this.sequence);
+  private send(frame: WireFrame): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(frame, { binary: typeof frame !== 'string' });
   }
 }
 
 const SILENT_FRAME = Buffer.alloc(FRAME_BYTES, MULAW_SILENCE);
 
-/** 160-byte frames; the last one is padded with silence, since Twilio frames are always whole. */
+/** 160-byte frames; the last one is padded with silence, since carriers send whole frames. */
 function toFrames(audio: Buffer): Buffer[] {
   const frames: Buffer[] = [];
   for (let at = 0; at < audio.length; at += FRAME_BYTES) {

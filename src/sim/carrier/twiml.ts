@@ -1,4 +1,4 @@
-// Reads the voice webhook's TwiML answer the way the carrier acts on it (PROTOCOLS.md section 2):
+// Reads the voice webhook's TwiML answer the way the carrier acts on it (docs/protocols/twilio.md):
 // `<Connect><Stream url>` with `<Parameter>` children opens a bidirectional media stream; an answer
 // without one (a `<Say>` then `<Hangup/>` when the server turns the call away) declines it.
 // A deliberately small reader: attributes and text of a handful of elements, not a general XML parser.

@@ -1,79 +1,56 @@
-// Step one of an inbound Twilio call: the voice webhook (PROTOCOLS.md section 2). Twilio POSTs the
-// call's parameters form-encoded, signed with X-Twilio-Signature, and acts on the TwiML answer.
-import { computeTwilioSignature } from '../../carriers/twilio/signature.js';
-import { readTwimlAnswer, type TwimlAnswer } from './twiml.js';
+// The webhook that announces a call (Twilio's voice URL, another carrier's answer URL), as every
+// simulated carrier sends it: no redirects followed, bounded in time, the caller may give up; the
+// server's JSON error read when it refuses, and the observer feed it offers picked up.
 
-export interface VoiceWebhookRequest {
+/** The header with which the server offers its per-call observer feed. */
+export const OBSERVER_HEADER = 'x-callbridge-observer';
+
+export interface WebhookRequest {
   url: string;
-  callSid: string;
-  accountSid: string;
-  from: string;
-  to: string;
-  authToken?: string;
+  method?: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
   timeoutMs: number;
   /** The caller giving up before the call is answered. */
   signal?: AbortSignal;
 }
 
-export type VoiceWebhookOutcome =
-  | { ok: true; answer: TwimlAnswer; observerToken: string | undefined; warnings: string[] }
+export type WebhookResponse =
+  | { ok: true; status: number; body: string; contentType: string; observerToken: string | undefined }
   | { ok: false; error: string };
 
-/** The header with which the server offers its per-call observer feed. */
-export const OBSERVER_HEADER = 'x-callbridge-observer';
-
-// Twilio answers only XML; other content types fail the call on a real number (error 12300).
-const XML_CONTENT_TYPE = /^(text|application)\/xml\b/i;
-
-export async function postVoiceWebhook(req: VoiceWebhookRequest): Promise<VoiceWebhookOutcome> {
-  const params: Record<string, string> = {
-    CallSid: req.callSid,
-    AccountSid: req.accountSid,
-    From: req.from,
-    To: req.to,
-    Caller: req.from,
-    Called: req.to,
-    CallStatus: 'ringing',
-    Direction: 'inbound',
-    ApiVersion: '2010-04-01',
-  };
-  const headers: Record<string, string> = {
-    'content-type': 'application/x-www-form-urlencoded',
-    accept: '*/*',
-    'user-agent': 'TwilioProxy/1.1',
-  };
-  if (req.authToken !== undefined) {
-    headers['x-twilio-signature'] = computeTwilioSignature(req.authToken, req.url, params);
-  }
+/** Sends a carrier's webhook and reads the answer; any non-2xx status is a failure with its reason. */
+export async function sendWebhook(req: WebhookRequest, what: string): Promise<WebhookResponse> {
   let response: Response;
   let body: string;
   try {
     response = await fetch(req.url, {
-      method: 'POST',
-      headers,
-      body: new URLSearchParams(params).toString(),
-      // A carrier does not chase redirects of a voice webhook: a 3xx is a misconfigured endpoint.
+      method: req.method ?? 'POST',
+      headers: req.headers,
+      ...(req.body === undefined ? {} : { body: req.body }),
+      // A carrier does not chase redirects of a webhook: a 3xx is a misconfigured endpoint.
       redirect: 'manual',
       signal: AbortSignal.any([AbortSignal.timeout(req.timeoutMs), ...(req.signal ? [req.signal] : [])]),
     });
     body = await response.text();
   } catch (err) {
-    return { ok: false, error: `voice webhook ${req.url} unreachable: ${describeFetchError(err)}` };
+    return { ok: false, error: `${what} ${req.url} unreachable: ${describeFetchError(err)}` };
   }
   if (response.status < 200 || response.status > 299) {
-    return { ok: false, error: `voice webhook answered HTTP ${response.status}${errorDetail(body)}` };
-  }
-  const warnings: string[] = [];
-  const type = response.headers.get('content-type') ?? '';
-  if (!XML_CONTENT_TYPE.test(type)) {
-    warnings.push(`voice webhook answered content-type "${type}"; Twilio expects text/xml`);
+    return { ok: false, error: `${what} answered HTTP ${response.status}${errorDetail(body)}` };
   }
   const token = response.headers.get(OBSERVER_HEADER)?.trim();
-  return { ok: true, answer: readTwimlAnswer(body), observerToken: token || undefined, warnings };
+  return {
+    ok: true,
+    status: response.status,
+    body,
+    contentType: response.headers.get('content-type') ?? '',
+    observerToken: token || undefined,
+  };
 }
 
 /** The server's JSON error message when it sent one, so the user sees why it refused. */
-function errorDetail(body: string): string {
+export function errorDetail(body: string): string {
   try {
     const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
     if (typeof message === 'string') return `: ${message}`;
@@ -83,7 +60,7 @@ function errorDetail(body: string): string {
   return '';
 }
 
-function describeFetchError(err: unknown): string {
+export function describeFetchError(err: unknown): string {
   if (err instanceof Error && err.name === 'TimeoutError') return 'no answer in time';
   if (err instanceof Error && err.name === 'AbortError') return 'the caller gave up';
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;

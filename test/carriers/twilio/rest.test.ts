@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CarrierApiError, createTwilioRest } from '../../../src/carriers/twilio/rest.js';
+import { createTwilioRest } from '../../../src/carriers/twilio/rest.js';
+import { CarrierApiError } from '../../../src/errors.js';
 import { dialTwiml } from '../../../src/carriers/twilio/twiml.js';
 
 const ACCOUNT_SID = 'AC0123456789abcdef0123456789abcdef';
@@ -157,7 +158,13 @@ describe('twilio REST client', () => {
       json(status, { code: 20404, message: `The requested resource ${CALL_SID} was not found`, status }),
     );
     const err = await rejection(client(api.url).hangup(CALL_SID));
-    expect(err).toMatchObject({ code: 'CALLBRIDGE_CARRIER_API', retryable, status, twilioCode: 20404 });
+    expect(err).toMatchObject({
+      code: 'CALLBRIDGE_CARRIER_API',
+      retryable,
+      status,
+      carrierCode: 20404,
+      carrier: 'twilio',
+    });
     expect(err.message).toContain(String(status));
     expect(err.message).not.toContain(AUTH_TOKEN);
     expect(err.message).not.toContain(Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString('base64'));
@@ -169,7 +176,7 @@ describe('twilio REST client', () => {
       res.end('<html>bad gateway</html>');
     });
     const err = await rejection(client(api.url).update(CALL_SID, { Status: 'completed' }));
-    expect(err).toMatchObject({ retryable: true, status: 502, twilioCode: undefined });
+    expect(err).toMatchObject({ retryable: true, status: 502, carrierCode: undefined });
   });
 
   it('times out a request that never gets an answer, as retryable', async () => {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type FakeAgent, startFakeAgent } from '../../helpers/fake-agent.js';
 import { startServer, type TestServer } from '../../helpers/server.js';
-import { newCallSid, openMediaStream, voiceWebhook } from '../../helpers/twilio-carrier.js';
+import { localStreamUrl, newCallSid, openMediaStream, voiceWebhook } from '../../helpers/twilio-carrier.js';
 
 const AUTH_TOKEN = 'twilio-auth-token-for-tests-0001';
 const ACCOUNT_SID = `AC${'a'.repeat(32)}`;
@@ -45,7 +45,9 @@ describe('signed voice webhook', () => {
       publicUrl: PUBLIC_URL,
     });
     expect(answer.status).toBe(200);
-    expect(answer.streamUrl).toBe('wss://bridge.example.com/media/twilio');
+    expect(answer.streamUrl).toBe(
+      `wss://bridge.example.com/media/twilio/${server.config.instanceId}/${answer.parameters.token}`,
+    );
   });
 
   it('accepts the signature computed with the default port', async () => {
@@ -113,7 +115,7 @@ describe('signed media upgrade', () => {
     const p = params();
     const answer = await voiceWebhook(server.baseUrl, p, { authToken: AUTH_TOKEN, publicUrl: PUBLIC_URL });
     const signature = twilio.getExpectedTwilioSignature(AUTH_TOKEN, answer.streamUrl, {});
-    const carrier = await openMediaStream(localMediaUrl(), {
+    const carrier = await openMediaStream(localStreamUrl(server.baseUrl, answer.streamUrl), {
       callSid: p.CallSid,
       headers: { 'x-twilio-signature': signature },
     });
@@ -122,5 +124,25 @@ describe('signed media upgrade', () => {
     expect((await conn.waitFor('Settings')).type).toBe('Settings');
     carrier.stop();
     await conn.closed;
+  });
+
+  it('refuses an upgrade signed over another path (the token is part of what is signed)', async () => {
+    const p = params();
+    const answer = await voiceWebhook(server.baseUrl, p, { authToken: AUTH_TOKEN, publicUrl: PUBLIC_URL });
+    const signedElsewhere = twilio.getExpectedTwilioSignature(
+      AUTH_TOKEN,
+      `${PUBLIC_URL.replace('https', 'wss')}/media/twilio`,
+      {},
+    );
+    const ws = new WebSocket(localStreamUrl(server.baseUrl, answer.streamUrl), {
+      headers: { 'x-twilio-signature': signedElsewhere },
+    });
+    const status = await new Promise<number>((resolve) => {
+      ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.once('open', () => resolve(101));
+    });
+    expect(status).toBe(403);
+    // The pre-warmed agent was dialed at the webhook; no stream session dialed another.
+    expect(agent.connections.length).toBeLessThanOrEqual(1);
   });
 });

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { readWav, writeWavPcm16 } from '../../../src/audio/wav.js';
 import { type CommandIo, callCommand } from '../../../src/sim/carrier/command.js';
+import { dialectNames } from '../../../src/sim/carrier/dialects/index.js';
 
 const AUTH_TOKEN = 'command-test-token';
 
@@ -112,7 +113,7 @@ describe('callbridge call: usage errors exit 2 with one clear line', () => {
     [['--bogus'], /Unknown option '--bogus'/],
     [['extra'], /Unexpected argument 'extra'/],
     [['--server'], /argument missing/],
-    [['--carrier', 'telnyx'], /unsupported --carrier "telnyx" \(supported: twilio\)/],
+    [['--carrier', 'pigeon'], /unsupported --carrier "pigeon" \(supported: twilio(, \w+)*\)/],
     [['--from', '5551234'], /--from must be an E\.164 number/],
     [['--to', '+0123'], /--to must be an E\.164 number/],
     [['--hold-ms', 'soon'], /--hold-ms must be a whole number/],
@@ -125,6 +126,12 @@ describe('callbridge call: usage errors exit 2 with one clear line', () => {
     expect(await callCommand(args, io)).toBe(2);
     expect(err()).toMatch(message);
     expect(err().startsWith('callbridge call: ')).toBe(true);
+  });
+
+  it('lists every registered carrier in its usage', async () => {
+    const { io, out } = captureIo();
+    expect(await callCommand(['--help'], io)).toBe(0);
+    expect(out()).toContain(`[--carrier ${dialectNames().join('|')}]`);
   });
 
   it('rejects a file that is not a WAV', async () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallEvent } from '../../../src/sim/carrier/events.js';
 import { GreetingWait } from '../../../src/sim/carrier/greeting-wait.js';
-import { placeCall } from '../../../src/sim/carrier/twilio.js';
+import { placeCall } from '../../../src/sim/carrier/place-call.js';
 import { AUTH_TOKEN, closeFakeServers, fakeServer, type Message } from './fake-server.js';
 
 afterEach(closeFakeServers);
@@ -72,7 +72,7 @@ describe('placeCall waits for the greeting', () => {
     const result = await placeCall({
       server: server.url,
       audio: Buffer.alloc(160 * 5, CALLER_BYTE),
-      authToken: AUTH_TOKEN,
+      env: { TWILIO_AUTH_TOKEN: AUTH_TOKEN },
       holdMs: 100,
     });
     expect(result).toMatchObject({ ok: true, endReason: 'caller-hangup' });
@@ -115,7 +115,7 @@ describe('placeCall waits for the greeting', () => {
     const result = await placeCall({
       server: server.url,
       audio: Buffer.alloc(160, CALLER_BYTE),
-      authToken: AUTH_TOKEN,
+      env: { TWILIO_AUTH_TOKEN: AUTH_TOKEN },
       holdMs: 40,
     });
     expect(result.heard).toEqual(Buffer.concat([Buffer.alloc(1600, 0x11), Buffer.alloc(1600, 0x12)]));
@@ -132,7 +132,7 @@ describe('placeCall waits for the greeting', () => {
     const result = await placeCall({
       server: server.url,
       audio: Buffer.alloc(160 * 2, CALLER_BYTE),
-      authToken: AUTH_TOKEN,
+      env: { TWILIO_AUTH_TOKEN: AUTH_TOKEN },
       holdMs: 40,
       greetingWait: { noGreetingMs: 200 },
     });
@@ -157,7 +157,7 @@ describe('placeCall waits for the greeting', () => {
     const result = await placeCall({
       server: server.url,
       audio: Buffer.alloc(160, CALLER_BYTE),
-      authToken: AUTH_TOKEN,
+      env: { TWILIO_AUTH_TOKEN: AUTH_TOKEN },
       holdMs: 40,
       greetingWait: { maxWaitMs: 300 },
     });
@@ -183,7 +183,7 @@ describe('placeCall waits for the greeting', () => {
     const result = await placeCall({
       server: server.url,
       audio: Buffer.alloc(160, CALLER_BYTE),
-      authToken: AUTH_TOKEN,
+      env: { TWILIO_AUTH_TOKEN: AUTH_TOKEN },
       holdMs: 40,
       waitForGreeting: false,
     });

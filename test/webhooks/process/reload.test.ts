@@ -3,14 +3,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { disposeAll, ensureBuilt, spawnServer } from '../../helpers/server-process.js';
 import { eventually, hmacOf } from '../helpers.js';
-import { entryBuilt, killAll, startServerProcess } from './server-process.js';
 
-describe.skipIf(!entryBuilt)('secrets reload on SIGHUP', () => {
+describe('secrets reload on SIGHUP', () => {
+  beforeAll(ensureBuilt, 120_000);
   let dir: string;
   afterEach(async () => {
-    await killAll();
+    await disposeAll();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -18,12 +19,12 @@ describe.skipIf(!entryBuilt)('secrets reload on SIGHUP', () => {
     dir = mkdtempSync(join(tmpdir(), 'callbridge-process-'));
     const file = join(dir, 'secrets.json');
     writeFileSync(file, JSON.stringify({ deploy: ['before'] }));
-    const server = await startServerProcess({ DATA_DIR: dir, SECRETS_FILE: file });
+    const server = await spawnServer({ DATA_DIR: dir, SECRETS_FILE: file });
 
     let n = 0;
     const send = (secret: string) => {
       const body = JSON.stringify({ id: `evt-${n++}`, type: 'deployment.created' });
-      return fetch(`${server.url}/webhooks/deploy`, {
+      return fetch(`${server.baseUrl}/webhooks/deploy`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',

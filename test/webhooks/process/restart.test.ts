@@ -5,19 +5,18 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { disposeAll, ensureBuilt, freePort, spawnServer } from '../../helpers/server-process.js';
 import { waitUntil } from '../helpers.js';
 import { type FixedPortGateway, operatorGatewayAt } from '../operator-at.js';
 import { CODE_SECRET, queueWorkflowRun } from './deliveries.js';
-import { ENTRY, entryBuilt, freePort, killAll, startServerProcess } from './server-process.js';
 
-if (!entryBuilt) console.warn(`skipping the process tests: ${ENTRY} is missing (run npm run build)`);
-
-describe.skipIf(!entryBuilt)('queued events across a SIGKILL', () => {
+describe('queued events across a SIGKILL', () => {
+  beforeAll(ensureBuilt, 120_000);
   let dataDir: string;
   let operator: FixedPortGateway | undefined;
   afterEach(async () => {
-    await killAll();
+    await disposeAll();
     await operator?.close();
     operator = undefined;
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
@@ -39,10 +38,10 @@ describe.skipIf(!entryBuilt)('queued events across a SIGKILL', () => {
         OPERATOR_GATEWAY_URL: `http://127.0.0.1:${operatorPort}/events`,
       };
 
-      const first = await startServerProcess(env);
+      const first = await spawnServer(env);
       const deliveries = Array.from({ length: 8 }, () => randomUUID());
       for (const delivery of deliveries) {
-        const res = await queueWorkflowRun(first.url, delivery);
+        const res = await queueWorkflowRun(first.baseUrl, delivery);
         expect(res.status, first.output()).toBe(202);
       }
       // Each enqueue wakes the drainer; let those attempts fail (connection refused, a few ms) so the
@@ -51,7 +50,7 @@ describe.skipIf(!entryBuilt)('queued events across a SIGKILL', () => {
       await first.kill('SIGKILL');
 
       operator = await operatorGatewayAt(operatorPort);
-      const second = await startServerProcess(env);
+      const second = await spawnServer(env);
       // Were an attempt cut short by the kill after all, its event would follow once the lease lapses (30 s).
       await waitUntil(
         () => (operator?.received.length ?? 0) >= deliveries.length,
@@ -66,7 +65,7 @@ describe.skipIf(!entryBuilt)('queued events across a SIGKILL', () => {
       expect(new Set(operator.received.map((r) => r.name))).toEqual(new Set(['code/workflow_run.completed']));
 
       // And a provider's redelivery after the restart is a duplicate, not a new event.
-      const again = await queueWorkflowRun(second.url, deliveries[0]!);
+      const again = await queueWorkflowRun(second.baseUrl, deliveries[0]!);
       expect(await again.json()).toEqual({ status: 'duplicate' });
     },
   );

@@ -5,19 +5,26 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  disposeAll,
+  ensureBuilt,
+  freePort,
+  type ServerProcess,
+  spawnServer,
+} from '../../helpers/server-process.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../../helpers/redis.js';
 import { hmacOf, waitUntil } from '../helpers.js';
 import { type FixedPortGateway, operatorGatewayAt } from '../operator-at.js';
 import { CODE_SECRET, queueWorkflowRun } from './deliveries.js';
-import { entryBuilt, freePort, killAll, type ServerProcess, startServerProcess } from './server-process.js';
 
 const redisUp = await redisAvailable();
 if (!redisUp) console.warn(`skipping the shared-Redis process tests: no Redis answers at ${REDIS_URL}`);
 
 const DEPLOY_SECRET = 'process-deploy-secret';
 
-describe.skipIf(!entryBuilt || !redisUp)('two server processes sharing Redis', () => {
+describe.skipIf(!redisUp)('two server processes sharing Redis', () => {
+  beforeAll(ensureBuilt, 120_000);
   const keyPrefix = `callbridge-test:${randomUUID()}:`;
   let operator: FixedPortGateway | undefined;
   let servers: ServerProcess[] = [];
@@ -25,7 +32,7 @@ describe.skipIf(!entryBuilt || !redisUp)('two server processes sharing Redis', (
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   afterEach(async () => {
-    await killAll();
+    await disposeAll();
     await operator?.close();
     await deleteKeys(keyPrefix);
   });
@@ -42,7 +49,7 @@ describe.skipIf(!entryBuilt || !redisUp)('two server processes sharing Redis', (
       QUEUE_PILOTS: 'code',
       OPERATOR_GATEWAY_URL: `http://127.0.0.1:${operatorPort}/events`,
     };
-    servers = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+    servers = await Promise.all([spawnServer(env), spawnServer(env)]);
     return servers as [ServerProcess, ServerProcess];
   }
 
@@ -50,7 +57,7 @@ describe.skipIf(!entryBuilt || !redisUp)('two server processes sharing Redis', (
     const [a, b] = await startPair();
     const body = JSON.stringify({ id: `evt-${randomUUID()}`, type: 'deployment.succeeded' });
     const send = (server: ServerProcess) =>
-      fetch(`${server.url}/webhooks/deploy`, {
+      fetch(`${server.baseUrl}/webhooks/deploy`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -71,7 +78,7 @@ describe.skipIf(!entryBuilt || !redisUp)('two server processes sharing Redis', (
     const deliveries = Array.from({ length: 20 }, () => randomUUID());
     await Promise.all(
       deliveries.map(async (delivery, n) => {
-        const res = await queueWorkflowRun((n % 2 ? a : b).url, delivery);
+        const res = await queueWorkflowRun((n % 2 ? a : b).baseUrl, delivery);
         expect(res.status).toBe(202);
       }),
     );

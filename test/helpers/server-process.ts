@@ -1,19 +1,23 @@
 // The real entry point as operators run it: `node dist/main.js` in a child process with a clean
 // environment, on a free loopback port, with its output kept (bounded) for failure messages.
+// Every process a test starts is remembered, so `disposeAll()` in an afterEach leaves none behind.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildIfStale, ROOT } from '../helpers/build.js';
+import { buildIfStale, ROOT } from './build.js';
+import { freePort } from './free-port.js';
 
-export { ROOT };
+export { freePort, ROOT };
 /** Output kept per stream: the tail is what explains a failure. */
 const OUTPUT_TAIL_CHARS = 64 * 1024;
 const HEALTH_TIMEOUT_MS = 20_000;
-/** Test files run in parallel workers; one build at a time, so no process starts from a half-written dist. */
-const BUILD_LOCK = join(tmpdir(), 'callbridge-faults-build.lock');
+/** Test files run in parallel workers; one build of this checkout at a time, so no process starts from a half-written dist. */
+const BUILD_LOCK = join(
+  tmpdir(),
+  `callbridge-build-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}.lock`,
+);
 const BUILD_LOCK_WAIT_MS = 120_000;
 /** A lock this old was left by a run that was killed mid-build. */
 const BUILD_LOCK_STALE_MS = 5 * 60_000;
@@ -41,15 +45,6 @@ export async function ensureBuilt(): Promise<void> {
   }
 }
 
-/** A port nothing listens on right now: the OS picks it, and we let it go again. */
-export async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -69,13 +64,30 @@ export interface ServerProcess {
   errorLogs(): { count: number; first: string[] };
   /** Resident set size of the server, from /proc/<pid>/status, in bytes. */
   rssBytes(): number;
+  /** Sends `signal` (if the process still runs) and waits for it to exit. */
+  kill(signal: NodeJS.Signals): Promise<Exit>;
   /** Kills the process if it still runs and removes its data folder. */
   dispose(): Promise<void>;
 }
 
-export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
+const running = new Set<ServerProcess>();
+
+/** Disposes of every server a test left running. */
+export async function disposeAll(): Promise<void> {
+  await Promise.all([...running].map((server) => server.dispose()));
+}
+
+export interface SpawnOptions {
+  /** How long the server may take to answer /healthz. */
+  readyTimeoutMs?: number;
+}
+
+export async function spawnServer(
+  env: Record<string, string>,
+  opts: SpawnOptions = {},
+): Promise<ServerProcess> {
   const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-faults-'));
+  const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-process-'));
   const baseUrl = `http://127.0.0.1:${port}`;
   // A clean environment: nothing from the developer's shell (AGENT_URL, NODE_ENV…) leaks in.
   const child = spawn(process.execPath, ['dist/main.js'], {
@@ -125,7 +137,12 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
     output: () => out.slice(-OUTPUT_TAIL_CHARS),
     errorLogs: () => ({ count: errors.count, first: [...errors.first] }),
     rssBytes: () => readRss(child.pid!),
+    kill: async (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
     dispose: async () => {
+      running.delete(server);
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGKILL');
         await exited;
@@ -133,8 +150,9 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  running.add(server);
   try {
-    await waitForHealth(server);
+    await waitForHealth(server, opts.readyTimeoutMs ?? HEALTH_TIMEOUT_MS);
   } catch (err) {
     await server.dispose();
     throw new Error(`${(err as Error).message}\n--- server output ---\n${server.output()}`);
@@ -142,14 +160,14 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
   return server;
 }
 
-async function waitForHealth(server: ServerProcess): Promise<void> {
-  const deadline = Date.now() + HEALTH_TIMEOUT_MS;
+async function waitForHealth(server: ServerProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (server.child.exitCode !== null) throw new Error(`the server exited with ${server.child.exitCode}`);
     if ((await status(server.baseUrl, '/healthz')) === 200) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`the server did not answer /healthz within ${HEALTH_TIMEOUT_MS} ms`);
+  throw new Error(`the server did not answer /healthz within ${timeoutMs} ms`);
 }
 
 /** The HTTP status of a GET, or 0 when no answer came (refused, reset, or a 10 s silence). */

@@ -1,26 +1,27 @@
-// A simulated inbound Twilio call, exactly as the carrier places it (PROTOCOLS.md section 2): the
-// signed voice webhook, the TwiML answer, then the bidirectional media stream it names; alongside,
-// the server's observer feed when the webhook offers one.
-import { randomBytes } from 'node:crypto';
+// A simulated inbound call, exactly as a carrier places it: the dialect announces the call the
+// carrier's way (its webhook, signed when its credentials are given) and reads the answer; the
+// phone then runs the media stream the answer names, in the carrier's framing; alongside, the
+// server's observer feed when the answer offers one.
+import type { SimDialect } from './dialect.js';
+import { DEFAULT_DIALECT } from './dialects/index.js';
 import { type CallEvent, createEventLog } from './events.js';
 import type { GreetingWaitLimits } from './greeting-wait.js';
 import { runMediaStream } from './media-stream.js';
 import { type ObserverFeed, openObserverFeed } from './observer.js';
-import { postVoiceWebhook } from './voice-webhook.js';
 
 export interface PlaceCallOptions {
   /** Base URL of the server; default `http://127.0.0.1:8080`. */
   server?: string;
+  /** The carrier to play; default Twilio. */
+  dialect?: SimDialect;
+  /** The environment: the dialect signs as its carrier does when its credentials are here. */
+  env?: Record<string, string | undefined>;
   /** E.164; default `+15005550006`. */
   from?: string;
   /** E.164; default `+15005550001`. */
   to?: string;
   /** What the caller says: μ-law, 8 kHz, mono. */
   audio: Buffer;
-  /** Signs the webhook and the media upgrade as Twilio does when given. */
-  authToken?: string;
-  /** Default: a fresh `AC…` sid. */
-  accountSid?: string;
   /** Paces caller audio at 20 ms per frame (default); false sends it at once. */
   realtime?: boolean;
   /**
@@ -40,6 +41,7 @@ export interface PlaceCallOptions {
 }
 
 export interface CallResult {
+  /** The carrier's id of the call ('' when the call never got a stream). */
   callSid: string;
   streamSid: string;
   /** The agent audio the caller's speaker played (μ-law 8 kHz), without the silences between. */
@@ -58,20 +60,12 @@ export const DEFAULT_HOLD_MS = 8000;
 /** How long the observer feed may take to report `end` once the media stream has closed. */
 const OBSERVER_END_GRACE_MS = 1000;
 
-/** Twilio sids: a two-letter type prefix and 32 hex digits. */
-export function twilioSid(prefix: 'CA' | 'AC' | 'MZ'): string {
-  return prefix + randomBytes(16).toString('hex');
-}
-
 export async function placeCall(opts: PlaceCallOptions): Promise<CallResult> {
   const server = (opts.server ?? DEFAULT_SERVER).replace(/\/+$/, '');
-  const callSid = twilioSid('CA');
-  const accountSid = opts.accountSid ?? twilioSid('AC');
-  const streamSid = twilioSid('MZ');
+  const dialect = opts.dialect ?? DEFAULT_DIALECT;
   const log = createEventLog(opts.onEvent);
-  const failed = (endReason: string): CallResult => ({
-    callSid,
-    streamSid,
+  const failed = (endReason: string, ids = { callSid: '', streamSid: '' }): CallResult => ({
+    ...ids,
     heard: Buffer.alloc(0),
     events: log.events,
     endReason,
@@ -79,83 +73,56 @@ export async function placeCall(opts: PlaceCallOptions): Promise<CallResult> {
     durationMs: 0,
   });
 
-  const webhook = await postVoiceWebhook({
-    url: `${server}/carriers/twilio/voice`,
-    callSid,
-    accountSid,
+  const answer = await dialect.announce({
+    server,
     from: opts.from ?? DEFAULT_FROM,
     to: opts.to ?? DEFAULT_TO,
-    authToken: opts.authToken,
+    env: opts.env ?? {},
     timeoutMs: opts.webhookTimeoutMs ?? 15_000,
-    signal: opts.signal,
+    ...(opts.signal ? { signal: opts.signal } : {}),
   });
-  if (!webhook.ok) return failed(`webhook-failed: ${webhook.error}`);
-  for (const warning of webhook.warnings) log.warnOnce(warning);
-  const answer = webhook.answer;
+  if (answer.kind === 'failed') return failed(`webhook-failed: ${answer.error}`);
   if (answer.kind === 'declined') {
-    log.emit({ type: 'declined', say: answer.say });
+    log.emit({ type: 'declined', say: answer.say ?? '' });
     return failed(`declined: ${answer.reason}${answer.say ? ` (said "${answer.say}")` : ''}`);
   }
-  const streamUrl = checkStreamUrl(answer.url, log.warnOnce);
-  if (streamUrl instanceof Error) return failed(`stream-failed: ${streamUrl.message}`);
+  for (const warning of answer.warnings) log.warnOnce(warning);
+  const { stream } = answer;
 
   let observer: ObserverFeed | undefined;
-  if (webhook.observerToken !== undefined) {
+  if (answer.observerToken !== undefined) {
     observer = openObserverFeed({
-      url: `${server}/calls/${callSid}/events`,
-      token: webhook.observerToken,
+      url: `${server}/calls/${encodeURIComponent(stream.callSid)}/events`,
+      token: answer.observerToken,
       onMessage: (message) => log.emit(message),
       onWarning: log.warnOnce,
     });
   }
   try {
-    const stream = await runMediaStream({
-      url: streamUrl,
-      authToken: opts.authToken,
-      callSid,
-      accountSid,
-      streamSid,
-      customParameters: answer.parameters,
+    const outcome = await runMediaStream({
+      stream,
       audio: opts.audio,
       realtime: opts.realtime ?? true,
       waitForGreeting: opts.waitForGreeting ?? true,
-      greetingWait: opts.greetingWait,
+      ...(opts.greetingWait ? { greetingWait: opts.greetingWait } : {}),
       holdMs: opts.holdMs ?? DEFAULT_HOLD_MS,
       openTimeoutMs: opts.streamOpenTimeoutMs ?? 10_000,
       log,
-      signal: opts.signal,
+      ...(opts.signal ? { signal: opts.signal } : {}),
     });
-    const durationMs = stream.opened ? log.elapsedMs() : 0;
+    const durationMs = outcome.opened ? log.elapsedMs() : 0;
     // The server may report how the call ended just after closing the stream.
-    if (stream.opened) await observer?.waitForEnd(OBSERVER_END_GRACE_MS);
+    if (outcome.opened) await observer?.waitForEnd(OBSERVER_END_GRACE_MS);
     return {
-      callSid,
-      streamSid,
-      heard: stream.heard,
+      callSid: stream.callSid,
+      streamSid: stream.streamSid,
+      heard: outcome.heard,
       events: log.events,
-      endReason: stream.endReason,
-      ok: !stream.failed && stream.heard.length > 0,
+      endReason: outcome.endReason,
+      ok: !outcome.failed && outcome.heard.length > 0,
       durationMs,
     };
   } finally {
     observer?.close();
   }
-}
-
-/** Twilio connects only to WebSocket URLs and does not pass a query string on (use <Parameter>). */
-function checkStreamUrl(raw: string, warn: (message: string) => void): string | Error {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return new Error(`<Stream url="${raw}"> is not an absolute URL`);
-  }
-  if (url.protocol !== 'wss:' && url.protocol !== 'ws:') {
-    return new Error(`<Stream url="${raw}"> must be a wss:// (or ws://) URL`);
-  }
-  if (url.search !== '') {
-    warn('<Stream url> carries a query string, which Twilio drops; pass per-call data as <Parameter>');
-    return raw.slice(0, raw.indexOf('?'));
-  }
-  return raw;
 }

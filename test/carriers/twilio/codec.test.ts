@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { WireFrame } from '../../../src/carriers/carrier.js';
-import { createTwilioStream } from '../../../src/carriers/twilio/protocol.js';
+import type { WireFrame } from '../../../src/call/carrier-port.js';
+import { createTwilioCodec } from '../../../src/carriers/twilio/codec.js';
 
 const STREAM_SID = 'MZ18ad3ab5a668481ce02b83e7395059f0';
 const CALL_SID = 'CA5ef8732a3c49700934481addd5ce1659';
@@ -43,14 +43,14 @@ function text(wire: WireFrame): string {
 }
 
 function startedStream() {
-  const stream = createTwilioStream();
+  const stream = createTwilioCodec();
   stream.parse(startFrame(), false);
   return stream;
 }
 
 function parseError(data: Buffer, isBinary = false): unknown {
   try {
-    createTwilioStream().parse(data, isBinary);
+    createTwilioCodec().parse(data, isBinary);
   } catch (err) {
     return err;
   }
@@ -66,21 +66,28 @@ function expectFrameError(data: Buffer, message: RegExp, isBinary = false): void
 
 describe('twilio parse: events', () => {
   it('ignores connected', () => {
-    const event = createTwilioStream().parse(
+    const event = createTwilioCodec().parse(
       frame({ event: 'connected', protocol: 'Call', version: '1.0.0' }),
       false,
     );
     expect(event).toEqual({ type: 'ignored', event: 'connected' });
   });
 
-  it('reads start with its media format and custom parameters', () => {
-    expect(createTwilioStream().parse(startFrame(), false)).toEqual({
+  it('reads start with its media format, custom parameters and the token parameter', () => {
+    expect(createTwilioCodec().parse(startFrame(), false)).toEqual({
       type: 'start',
       callSid: CALL_SID,
       streamSid: STREAM_SID,
       mediaFormat: { encoding: 'mulaw', sampleRate: 8000, channels: 1 },
-      customParameters: { token: 'tok-1' },
+      parameters: { token: 'tok-1' },
+      token: 'tok-1',
     });
+  });
+
+  it('leaves the token to the media URL when no token parameter came', () => {
+    const event = createTwilioCodec().parse(startFrame({ customParameters: { other: 'x' } }), false);
+    expect(event).toMatchObject({ type: 'start', parameters: { other: 'x' } });
+    expect(event).not.toHaveProperty('token');
   });
 
   it.each([
@@ -89,7 +96,7 @@ describe('twilio parse: events', () => {
     ['audio/l16', 'linear16'],
     ['audio/x-l16', 'linear16'],
   ])('maps encoding %s to %s', (wire, encoding) => {
-    const event = createTwilioStream().parse(
+    const event = createTwilioCodec().parse(
       startFrame({ mediaFormat: { encoding: wire, sampleRate: 16000, channels: 2 } }),
       false,
     );
@@ -97,34 +104,34 @@ describe('twilio parse: events', () => {
   });
 
   it('defaults sample rate and channels, and the whole format when absent', () => {
-    const partial = createTwilioStream().parse(
+    const partial = createTwilioCodec().parse(
       startFrame({ mediaFormat: { encoding: 'audio/x-alaw' } }),
       false,
     );
     expect(partial).toMatchObject({ mediaFormat: { encoding: 'alaw', sampleRate: 8000, channels: 1 } });
-    const absent = createTwilioStream().parse(startFrame({ mediaFormat: undefined }), false);
+    const absent = createTwilioCodec().parse(startFrame({ mediaFormat: undefined }), false);
     expect(absent).toMatchObject({ mediaFormat: { encoding: 'mulaw', sampleRate: 8000, channels: 1 } });
   });
 
   it('keeps only string custom parameters and treats absent ones as empty', () => {
-    const event = createTwilioStream().parse(
+    const event = createTwilioCodec().parse(
       startFrame({ customParameters: { token: 't', n: 5, o: { a: 1 }, z: null } }),
       false,
     );
-    expect(event.type === 'start' && { ...event.customParameters }).toEqual({ token: 't' });
+    expect(event.type === 'start' && { ...event.parameters }).toEqual({ token: 't' });
     const raw = `{"event":"start","start":{"callSid":"CA1","streamSid":"MZ1","customParameters":{"__proto__":"p","k":"v"}}}`;
-    const proto = createTwilioStream().parse(frame(raw), false);
-    expect(proto.type === 'start' && Object.entries(proto.customParameters)).toEqual([
+    const proto = createTwilioCodec().parse(frame(raw), false);
+    expect(proto.type === 'start' && Object.entries(proto.parameters)).toEqual([
       ['__proto__', 'p'],
       ['k', 'v'],
     ]);
-    const none = createTwilioStream().parse(startFrame({ customParameters: undefined }), false);
-    expect(none.type === 'start' && Object.keys(none.customParameters)).toEqual([]);
+    const none = createTwilioCodec().parse(startFrame({ customParameters: undefined }), false);
+    expect(none.type === 'start' && Object.keys(none.parameters)).toEqual([]);
   });
 
   it('decodes inbound media, also before start and without a track', () => {
     const bytes = randomBytes(160);
-    const stream = createTwilioStream();
+    const stream = createTwilioCodec();
     expect(stream.parse(mediaFrame(bytes.toString('base64')), false)).toEqual({
       type: 'audio',
       payload: bytes,
@@ -137,7 +144,7 @@ describe('twilio parse: events', () => {
   });
 
   it('reads an empty payload as an empty buffer', () => {
-    expect(createTwilioStream().parse(mediaFrame(''), false)).toEqual({
+    expect(createTwilioCodec().parse(mediaFrame(''), false)).toEqual({
       type: 'audio',
       payload: Buffer.alloc(0),
     });
@@ -145,14 +152,14 @@ describe('twilio parse: events', () => {
 
   it('ignores media from other tracks', () => {
     const payload = randomBytes(160).toString('base64');
-    expect(createTwilioStream().parse(mediaFrame(payload, 'outbound'), false)).toEqual({
+    expect(createTwilioCodec().parse(mediaFrame(payload, 'outbound'), false)).toEqual({
       type: 'ignored',
       event: 'media',
     });
   });
 
   it('decodes payloads of every length byte-exactly', () => {
-    const stream = createTwilioStream();
+    const stream = createTwilioCodec();
     for (let length = 0; length <= 400; length++) {
       const bytes = randomBytes(length);
       const event = stream.parse(mediaFrame(bytes.toString('base64')), false);
@@ -161,7 +168,7 @@ describe('twilio parse: events', () => {
   });
 
   it.each(['0', '5', '9', '*', '#', 'A', 'B', 'C', 'D'])('reads dtmf digit %s', (digit) => {
-    const event = createTwilioStream().parse(
+    const event = createTwilioCodec().parse(
       frame({ event: 'dtmf', streamSid: STREAM_SID, dtmf: { track: 'inbound_track', digit } }),
       false,
     );
@@ -182,7 +189,7 @@ describe('twilio parse: events', () => {
   });
 
   it('ignores unknown events', () => {
-    expect(createTwilioStream().parse(frame({ event: 'future-thing', x: 1 }), false)).toEqual({
+    expect(createTwilioCodec().parse(frame({ event: 'future-thing', x: 1 }), false)).toEqual({
       type: 'ignored',
       event: 'future-thing',
     });
@@ -297,7 +304,7 @@ describe('twilio parse: malformed frames', () => {
 
 describe('twilio serialize', () => {
   it('throws a programming error before start', () => {
-    const stream = createTwilioStream();
+    const stream = createTwilioCodec();
     expect(() => stream.audio(Buffer.alloc(160))).toThrow(/before start/);
     expect(() => stream.clear()).toThrow(/before start/);
     expect(() => stream.mark('m-1')).toThrow(/before start/);
@@ -313,7 +320,7 @@ describe('twilio serialize', () => {
   });
 
   it('escapes the stream id and mark names as JSON', () => {
-    const stream = createTwilioStream();
+    const stream = createTwilioCodec();
     const sid = 'MZ"\\\n\u2028';
     stream.parse(startFrame({ streamSid: sid }), false);
     const name = 'say "hi"\\\u0001';
@@ -356,7 +363,7 @@ describe('inbound media fast path', () => {
   const payload = Buffer.from(Array.from({ length: 160 }, (_, i) => (i * 37) % 256));
   const b64 = payload.toString('base64');
   const started = () => {
-    const stream = createTwilioStream();
+    const stream = createTwilioCodec();
     stream.parse(
       Buffer.from(
         JSON.stringify({

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CallEvent } from '../../../src/sim/carrier/events.js';
-import { placeCall } from '../../../src/sim/carrier/twilio.js';
-import { AUTH_TOKEN, closeFakeServers, fakeServer, forgetFakeServers } from './fake-server.js';
+import type { CallEvent } from '../../../../src/sim/carrier/events.js';
+import { placeCall } from '../../../../src/sim/carrier/place-call.js';
+import { AUTH_TOKEN, closeFakeServers, fakeServer, forgetFakeServers } from '../fake-server.js';
 
 afterEach(closeFakeServers);
 
@@ -9,7 +9,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const types = (events: CallEvent[]) => events.map((e) => e.type);
 const allBytes = (buf: Buffer, value: number) => buf.every((b) => b === value);
 
-describe('placeCall (Twilio)', () => {
+describe('the simulated carrier playing Twilio', () => {
   it('places a signed call, streams frames as Twilio does, and plays server audio like a phone', async () => {
     const timings: { markAEchoMs?: number } = {};
     const server = await fakeServer({
@@ -40,7 +40,7 @@ describe('placeCall (Twilio)', () => {
     const result = await placeCall({
       server: `${server.url}/`,
       audio: Buffer.alloc(1000, 0x55),
-      authToken: AUTH_TOKEN,
+      env: { TWILIO_AUTH_TOKEN: AUTH_TOKEN },
       realtime: false,
       waitForGreeting: false,
       holdMs: 20_000,
@@ -162,7 +162,7 @@ describe('placeCall (Twilio)', () => {
       from: '+442071838750',
       to: '+15005550009',
       audio: Buffer.alloc(160 * 5, 0x66),
-      authToken: AUTH_TOKEN,
+      env: { TWILIO_AUTH_TOKEN: AUTH_TOKEN },
       waitForGreeting: false,
       holdMs: 200,
     });
@@ -195,7 +195,11 @@ describe('placeCall (Twilio)', () => {
     const server = await fakeServer({
       twiml: () => '<Response><Say>Sorry, this number is not in service.</Say><Hangup/></Response>',
     });
-    const result = await placeCall({ server: server.url, audio: Buffer.alloc(160), authToken: AUTH_TOKEN });
+    const result = await placeCall({
+      server: server.url,
+      audio: Buffer.alloc(160),
+      env: { TWILIO_AUTH_TOKEN: AUTH_TOKEN },
+    });
     expect(result.ok).toBe(false);
     expect(result.endReason).toMatch(/^declined: .*"Sorry, this number is not in service\."/);
     expect(result.events).toMatchObject([{ type: 'declined', say: 'Sorry, this number is not in service.' }]);
@@ -207,7 +211,7 @@ describe('placeCall (Twilio)', () => {
     const result = await placeCall({
       server: server.url,
       audio: Buffer.alloc(160),
-      authToken: 'wrong-token',
+      env: { TWILIO_AUTH_TOKEN: 'wrong-token' },
     });
     expect(result).toMatchObject({
       ok: false,
@@ -264,7 +268,7 @@ describe('placeCall (Twilio)', () => {
     const result = await placeCall({
       server: server.url,
       audio: Buffer.alloc(160),
-      authToken: AUTH_TOKEN,
+      env: { TWILIO_AUTH_TOKEN: AUTH_TOKEN },
       realtime: false,
     });
     expect(result).toMatchObject({ ok: false, endReason: 'server-hangup' });

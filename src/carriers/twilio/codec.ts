@@ -1,7 +1,8 @@
-// Twilio Media Streams codec (PROTOCOLS.md section 2): JSON text frames in, JSON text frames out.
+// Twilio Media Streams codec (docs/protocols/twilio.md): JSON text frames in, JSON text frames out.
 // Pure parse/serialize, no sockets; one instance per media stream connection.
+import type { AudioEncoding, MediaFormat } from '../../audio/format.js';
+import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
 import { CarrierFrameError } from '../../errors.js';
-import type { AudioEncoding, CarrierEvent, CarrierStream, MediaFormat } from '../carrier.js';
 
 const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
   'audio/x-mulaw': 'mulaw',
@@ -13,8 +14,8 @@ const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
 const DTMF_DIGITS = new Set(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '*', '#', 'A', 'B', 'C', 'D']);
 
 // Events without a body are shared rather than allocated per frame.
-const STOP: CarrierEvent = Object.freeze({ type: 'stop' });
-const IGNORED_MEDIA: CarrierEvent = Object.freeze({ type: 'ignored', event: 'media' });
+const STOP: LegEvent = Object.freeze({ type: 'stop' });
+const IGNORED_MEDIA: LegEvent = Object.freeze({ type: 'ignored', event: 'media' });
 
 type JsonObject = Record<string, unknown>;
 
@@ -95,18 +96,26 @@ function parseCustomParameters(start: JsonObject): Record<string, string> {
 const INBOUND_MEDIA =
   /^\{"event":"media","sequenceNumber":"\d{1,12}",(?:"streamSid":"[A-Za-z0-9]{1,64}",)?"media":\{"track":"inbound","chunk":"\d{1,12}","timestamp":"\d{1,15}","payload":"([A-Za-z0-9+/]*={0,2})"\}(?:,"streamSid":"[A-Za-z0-9]{1,64}")?\}$/;
 
-export function createTwilioStream(): CarrierStream {
+/** Twilio's codec reads one event per frame and writes text frames. */
+export interface TwilioCodec extends LegCodec {
+  parse(data: Buffer, isBinary: boolean): LegEvent;
+  audio(payload: Buffer): string;
+  clear(): string;
+  mark(name: string): string;
+}
+
+export function createTwilioCodec(): TwilioCodec {
   // Set at `start`: the JSON-escaped streamSid is baked into every outbound frame's prefix once.
   let mediaPrefix: string | undefined;
   let markPrefix = '';
   let clearFrame = '';
 
-  function parseStart(frame: JsonObject): CarrierEvent {
+  function parseStart(frame: JsonObject): LegEvent {
     const start = objectField(frame, 'start', 'start');
     const callSid = stringField(start, 'callSid', 'start');
     const streamSid = stringField(start, 'streamSid', 'start');
     const mediaFormat = parseMediaFormat(start);
-    const customParameters = parseCustomParameters(start);
+    const parameters = parseCustomParameters(start);
     // The first start names the stream; a later one is refused as a duplicate and must not re-address it.
     if (mediaPrefix === undefined) {
       const sid = JSON.stringify(streamSid);
@@ -114,10 +123,12 @@ export function createTwilioStream(): CarrierStream {
       markPrefix = `{"event":"mark","streamSid":${sid},"mark":{"name":`;
       clearFrame = `{"event":"clear","streamSid":${sid}}`;
     }
-    return { type: 'start', callSid, streamSid, mediaFormat, customParameters };
+    // The stream token comes back as the `token` <Parameter>; the media URL's path carries it too.
+    const token = parameters.token;
+    return { type: 'start', callSid, streamSid, mediaFormat, parameters, ...(token ? { token } : {}) };
   }
 
-  function parseMedia(frame: JsonObject): CarrierEvent {
+  function parseMedia(frame: JsonObject): LegEvent {
     const media = objectField(frame, 'media', 'media');
     const track = media.track;
     if (track !== undefined && typeof track !== 'string') fail('media: track must be a string');
@@ -135,7 +146,7 @@ export function createTwilioStream(): CarrierStream {
   }
 
   return {
-    parse(data: Buffer, isBinary: boolean): CarrierEvent {
+    parse(data: Buffer, isBinary: boolean): LegEvent {
       if (isBinary) fail('frame: binary frames are not allowed');
       const text = data.toString('utf8');
       const fast = INBOUND_MEDIA.exec(text);

@@ -1,0 +1,131 @@
+// The call intake a carrier's webhook routes use (docs/architecture.md, "Call intake"): whether a
+// call may be taken now, and preparing one that may: its single-use stream token, the agent
+// profile its called number routes to, an agent dialed ahead for the format its stream will
+// bring, and the media URL the carrier is told to open. Every carrier uses this one; none copies it.
+import type { Logger } from 'pino';
+import type { AgentDialer } from '../agent/dialer.js';
+import { buildSettings } from '../agent/settings.js';
+import { unsupportedFormatReason } from '../audio/format.js';
+import type { Config } from '../config/types.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { AdmissionControl } from './admission.js';
+import type { Admission, CallAnnouncement, CallIntake, PreparedCall } from './carrier-port.js';
+import { mediaUrl } from './media-url.js';
+import { observerToken } from './observer.js';
+import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
+import type { CallRegistry } from './registry.js';
+import { issueStreamToken } from './stream-token.js';
+
+export interface IntakeDeps {
+  config: Config;
+  dial: AgentDialer;
+  metrics: Metrics;
+  logger: Logger;
+  registry: CallRegistry;
+  prewarm: PrewarmPool<PrewarmedAgent>;
+  admission: AdmissionControl;
+  isDraining(): boolean;
+}
+
+export const DECLINED_MESSAGE =
+  "Sorry, we can't take your call right now. Please call back in a few minutes.";
+/** Outbound context rides in the stream token, which rides in a URL path: it stays small. */
+export const MAX_CONTEXT_CHARS = 1024;
+
+/**
+ * Whether a new call fits now: not draining, and under the admitted concurrency, counting calls
+ * whose stream has not arrived yet (they hold a pre-warmed agent).
+ */
+export function admitNewCall(
+  deps: Pick<IntakeDeps, 'registry' | 'prewarm' | 'admission' | 'isDraining'>,
+): Admission {
+  if (deps.isDraining()) return 'draining';
+  const committed = deps.registry.size + deps.prewarm.size;
+  return deps.admission.admits(committed) ? 'admitted' : 'at_capacity';
+}
+
+export function createCallIntake(deps: IntakeDeps): CallIntake {
+  const { config, metrics } = deps;
+
+  /** Dials the agent while the carrier is still opening the media stream (pre-warming). */
+  const prewarm = (call: CallAnnouncement, profileName: string) => {
+    const profile = config.profiles[profileName];
+    if (!config.agent.prewarm || !profile) return;
+    const problem = unsupportedFormatReason(call.mediaFormat);
+    if (problem !== null) {
+      // The stream will be refused for the same reason: no agent session is spent on it.
+      deps.logger.warn({ carrier: call.carrier, callSid: call.callSid, problem }, 'not pre-warming');
+      return;
+    }
+    const settings = buildSettings(
+      profile,
+      { callSid: call.callSid, streamSid: '', carrier: call.carrier },
+      call.mediaFormat,
+    );
+    const log = deps.logger.child({ carrier: call.carrier, callSid: call.callSid });
+    const ready = deps.dial(settings, log).catch((err: Error) => {
+      metrics.prewarm.inc({ outcome: 'failed' });
+      log.warn({ err: err.message }, 'pre-warming the agent failed; the stream will dial again');
+      return null;
+    });
+    deps.prewarm.put(
+      prewarmKey(call.carrier, call.callSid),
+      {
+        ready,
+        format: { ...call.mediaFormat },
+        close: () => void ready.then((session) => session?.close()),
+      },
+      config.agent.prewarmTtlMs,
+    );
+  };
+
+  return {
+    admit(carrier: string): Admission {
+      const admission = admitNewCall(deps);
+      if (admission !== 'admitted') {
+        // Declined politely by the carrier's answer, before any agent is dialed.
+        metrics.callsDeclined.inc({ carrier, reason: admission });
+        deps.logger.warn({ carrier, reason: admission }, 'call declined');
+      }
+      return admission;
+    },
+
+    prepare(call: CallAnnouncement): PreparedCall {
+      if (call.context !== undefined && call.context.length > MAX_CONTEXT_CHARS) {
+        throw new RangeError(`call context longer than ${MAX_CONTEXT_CHARS} characters`);
+      }
+      const profile = config.numbers.routes[call.to] ?? config.numbers.default;
+      const token = issueStreamToken(
+        config.streamTokenSecret,
+        {
+          carrier: call.carrier,
+          callSid: call.callSid,
+          profile,
+          from: call.from,
+          to: call.to,
+          direction: call.direction,
+          ...(call.context === undefined ? {} : { context: call.context }),
+          instance: config.instanceId,
+        },
+        config.streamTokenTtlMs,
+      );
+      prewarm(call, profile);
+      deps.logger.info(
+        { carrier: call.carrier, callSid: call.callSid, profile, direction: call.direction },
+        'call prepared',
+      );
+      return {
+        token,
+        mediaUrl: mediaUrl(config.publicUrl, call.carrier, config.instanceId, token),
+        observerToken: observerToken(config.streamTokenSecret, call.callSid),
+        profile,
+      };
+    },
+
+    decline: { message: DECLINED_MESSAGE, redirectUrl: config.declineRedirectUrl },
+
+    refused(carrier: string, reason: string): void {
+      metrics.carrierRequestsRejected.inc({ carrier, reason });
+    },
+  };
+}

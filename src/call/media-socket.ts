@@ -1,0 +1,352 @@
+// The media WebSocket of any carrier (docs/architecture.md, "Call intake"): frames are read through
+// the carrier's codec; the stream is admitted only with a valid single-use stream token, before
+// any agent is dialed (each agent session costs money); then the call's events go to its
+// CallSession, and the session's audio and commands go back through the same codec.
+import type { Logger } from 'pino';
+import WebSocket from 'ws';
+import type { AgentDialer } from '../agent/dialer.js';
+import type { AgentSession } from '../agent/session.js';
+import { sameFormat, unsupportedFormatReason } from '../audio/format.js';
+import type { Config } from '../config/types.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Store } from '../store/store.js';
+import type { Admission, CarrierAdapter, LegEvent } from './carrier-port.js';
+import type { CallEventHub } from './events.js';
+import { fallbackAudio } from './fallback-audio.js';
+import type { CallLeg } from './leg.js';
+import { trackLiveness } from './liveness.js';
+import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
+import type { CallRecord } from './record.js';
+import type { CallRegistry } from './registry.js';
+import { type CallInfo, CallSession } from './session.js';
+import { checkStreamToken, type StreamGrant } from './stream-token.js';
+
+/** A stream's call, as the instance that answered its webhook names it. */
+export interface ForeignStream {
+  /** The instance that prepared the call and may hold its pre-warmed agent. */
+  instance: string;
+  carrier: string;
+  callSid: string;
+}
+
+export interface MediaSocketDeps {
+  config: Config;
+  store: Store;
+  dial: AgentDialer;
+  metrics: Metrics;
+  logger: Logger;
+  registry: CallRegistry;
+  events: CallEventHub;
+  prewarm: PrewarmPool<PrewarmedAgent>;
+  saveRecord(record: CallRecord): void;
+  /** Whether a call not prepared here may be taken now (not draining, under the admitted concurrency). */
+  admitCall(): Admission;
+  /**
+   * A stream arrived here for a call another instance prepared: this instance carries it with a
+   * fresh dial, so the other's pre-warmed agent will never be claimed. The fleet tells that instance
+   * to close it at once; without one it expires there after its TTL.
+   */
+  releaseRemotePrewarm(stream: ForeignStream): void;
+}
+
+/** WebSocket close codes used on media streams (RFC 6455 section 7.4.1). */
+export const CLOSE = Object.freeze({
+  normal: 1000,
+  unsupportedData: 1003,
+  policyViolation: 1008,
+  tooBig: 1009,
+  serverError: 1011,
+  tryAgainLater: 1013,
+});
+
+const START_TIMEOUT_MS = 10_000;
+/** Unreadable frames before `start` are tolerated only briefly: a stream that never starts costs a socket. */
+const MAX_INVALID_BEFORE_START = 20;
+/**
+ * Any frames before `start`: a carrier sends a handful (`connected`); 10 s of 20 ms audio is 500.
+ * Past this the peer is not a carrier starting a call.
+ */
+const MAX_FRAMES_BEFORE_START = 500;
+/** Caller audio held while the token is checked (a store round trip). */
+const MAX_VERIFYING_FRAMES = 100;
+/** Past this many bytes queued toward the carrier, the phone side is not reading: drop, count. */
+const MAX_CARRIER_BACKLOG_BYTES = 1024 * 1024;
+/** Caller audio held while the agent is dialed and configured. */
+const MAX_EARLY_AUDIO_BYTES = 64 * 1024;
+
+/** How `ws` reports a peer breaking the WebSocket protocol, as refusal reasons. */
+const PROTOCOL_ERRORS: Readonly<Record<string, string>> = Object.freeze({
+  WS_ERR_UNSUPPORTED_MESSAGE_LENGTH: 'frame_too_large',
+  WS_ERR_INVALID_UTF8: 'invalid_utf8',
+});
+
+type Phase = 'awaiting_start' | 'verifying' | 'live' | 'stopped';
+type StartEvent = Extract<LegEvent, { type: 'start' }>;
+
+export interface MediaSocketOptions {
+  /** The stream token from the media URL's path, where the carrier carries it there. */
+  pathToken?: string;
+}
+
+export function handleMediaSocket(
+  socket: WebSocket,
+  adapter: CarrierAdapter,
+  deps: MediaSocketDeps,
+  opts: MediaSocketOptions = {},
+): void {
+  const { metrics, config } = deps;
+  const carrier = adapter.name;
+  const codec = adapter.createCodec();
+  trackLiveness(socket);
+  let log = deps.logger.child({ carrier });
+  let phase: Phase = 'awaiting_start';
+  let session: CallSession | null = null;
+  let framesBeforeStart = 0;
+  let invalidBeforeStart = 0;
+  let verifying: LegEvent[] = [];
+
+  const send = (frame: string | Buffer) => {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    if (socket.bufferedAmount > MAX_CARRIER_BACKLOG_BYTES) {
+      metrics.audioDropped.inc({ buffer: 'carrier_socket' });
+      return;
+    }
+    socket.send(frame);
+  };
+  const closeStream = () => socket.close(CLOSE.normal, 'call ended');
+  const { control } = adapter;
+  let callSid = '';
+  const leg: CallLeg = {
+    sendAudio: (payload) => send(codec.audio(payload)),
+    clear: () => send(codec.clear()),
+    mark: (name) => send(codec.mark(name)),
+    hangup: () => {
+      if (!control) {
+        // With no call-control API, closing the media stream is how the call ends.
+        closeStream();
+        return;
+      }
+      control
+        .hangup(callSid)
+        .catch((err: Error) => log.warn({ err: err.message }, 'carrier hang-up request failed'))
+        .finally(closeStream);
+    },
+    closeStream,
+    canTransfer: control !== null,
+    transfer: async (target) => {
+      if (!control) throw new Error('this carrier has no call-control API configured');
+      await control.transfer(callSid, target);
+    },
+  };
+
+  /** Refuses the stream, counted by reason; `ws` may already be closing it (`alreadyClosing`). */
+  const reject = (reason: string, code: number = CLOSE.policyViolation, alreadyClosing = false) => {
+    phase = 'stopped';
+    verifying = [];
+    metrics.streamsRejected.inc({ carrier, reason });
+    log.warn({ reason }, 'media stream refused');
+    if (!alreadyClosing) socket.close(code, reason);
+  };
+
+  const startTimer = setTimeout(() => {
+    if (phase === 'awaiting_start') reject('no_start');
+  }, START_TIMEOUT_MS);
+  startTimer.unref();
+
+  const dispatch = (event: LegEvent) => {
+    if (!session) return;
+    switch (event.type) {
+      case 'audio':
+        session.onCallerAudio(event.payload);
+        break;
+      case 'dtmf':
+        session.onCallerDtmf(event.digit);
+        break;
+      case 'mark':
+        session.onMarkPlayed(event.name);
+        break;
+      case 'stop':
+        phase = 'stopped';
+        session.end('caller_hangup');
+        socket.close(CLOSE.normal, 'stream stopped');
+        break;
+      default:
+        // `cleared` confirms a clear already acted on; `ignored` carries nothing.
+        break;
+    }
+  };
+
+  /** The pre-warmed session for this call, if one was dialed here for the format the stream brings. */
+  const claimPrewarmed = (start: StartEvent): Promise<AgentSession | null> | undefined => {
+    const prewarmed = deps.prewarm.take(prewarmKey(carrier, start.callSid));
+    if (!prewarmed) return undefined;
+    if (!sameFormat(prewarmed.format, start.mediaFormat)) {
+      metrics.prewarm.inc({ outcome: 'format_mismatch' });
+      prewarmed.close();
+      return undefined;
+    }
+    metrics.prewarm.inc({ outcome: 'used' });
+    return prewarmed.ready;
+  };
+
+  const startSession = (start: StartEvent, grant: StreamGrant) => {
+    const profileName = config.profiles[grant.profile] ? grant.profile : config.numbers.default;
+    const profile = config.profiles[profileName]!;
+    const info: CallInfo = {
+      callSid: start.callSid,
+      streamSid: start.streamSid,
+      carrier,
+      direction: grant.direction,
+      from: grant.from,
+      to: grant.to,
+      profileName,
+      profile,
+      mediaFormat: start.mediaFormat,
+    };
+    const downlink = adapter.downlink(start.mediaFormat);
+    const callDeps = {
+      dial: deps.dial,
+      metrics,
+      logger: deps.logger.child({ carrier }),
+      events: deps.events,
+      frameBytes: downlink.frameBytes,
+      downlink,
+      maxEarlyAudioBytes: MAX_EARLY_AUDIO_BYTES,
+      fallbackAudio: fallbackAudio(profile.fallback.audioFile, start.mediaFormat),
+      onEnded: (ended: CallSession, record: CallRecord) => {
+        deps.registry.remove(ended);
+        deps.saveRecord({ ...record, instance: config.instanceId, region: config.region });
+      },
+    };
+    session = new CallSession(info, leg, callDeps);
+    deps.registry.add(session);
+    phase = 'live';
+    const held = verifying;
+    verifying = [];
+    const prepared = grant.instance === config.instanceId;
+    void session.start(prepared ? claimPrewarmed(start) : undefined);
+    for (const event of held) dispatch(event);
+  };
+
+  const admit = async (start: StartEvent) => {
+    phase = 'verifying';
+    clearTimeout(startTimer);
+    log = log.child({ callSid: start.callSid, streamSid: start.streamSid });
+    const check = checkStreamToken(config.streamTokenSecret, start.token ?? opts.pathToken, {
+      carrier,
+      callSid: start.callSid,
+    });
+    if (!check.ok) {
+      reject(`token_${check.reason}`);
+      return;
+    }
+    const { grant } = check;
+    const unsupported = unsupportedFormatReason(start.mediaFormat);
+    if (unsupported !== null) {
+      log.warn({ problem: unsupported }, 'media format cannot be carried');
+      reject('unsupported_format', CLOSE.unsupportedData);
+      return;
+    }
+    callSid = start.callSid;
+    let first: boolean;
+    try {
+      first = await deps.store.claimOnce(`stream-token:${grant.nonce}`, config.streamTokenTtlMs);
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'store unavailable while admitting a stream');
+      reject('store_unavailable', CLOSE.serverError);
+      return;
+    }
+    if (!first) {
+      reject('token_replayed');
+      return;
+    }
+    if (phase !== 'verifying') return; // the carrier went away meanwhile
+    if (deps.registry.has(start.callSid)) {
+      reject('duplicate_call');
+      return;
+    }
+    if (grant.instance !== config.instanceId) {
+      // Prepared elsewhere: this instance's own capacity and drain state decide, as for a new call.
+      const admission = deps.admitCall();
+      if (admission !== 'admitted') {
+        reject(admission, CLOSE.tryAgainLater);
+        return;
+      }
+      deps.releaseRemotePrewarm({ instance: grant.instance, carrier, callSid: start.callSid });
+    }
+    startSession(start, grant);
+  };
+
+  const onEvent = (event: LegEvent) => {
+    switch (phase) {
+      case 'awaiting_start':
+        if (event.type === 'start') {
+          admit(event).catch((err: Error) => {
+            log.error({ err }, 'media stream failed to start');
+            reject('internal_error', CLOSE.serverError);
+          });
+        } else if (event.type !== 'ignored') {
+          metrics.carrierFramesInvalid.inc({ carrier, reason: `${event.type}_before_start` });
+          if (event.type === 'stop') socket.close(CLOSE.normal, 'stream stopped');
+        }
+        return;
+      case 'verifying':
+      case 'live':
+        if (event.type === 'start') {
+          metrics.carrierFramesInvalid.inc({ carrier, reason: 'duplicate_start' });
+          return;
+        }
+        if (phase === 'live') {
+          dispatch(event);
+        } else if (verifying.length < MAX_VERIFYING_FRAMES) {
+          verifying.push(event);
+        } else {
+          metrics.audioDropped.inc({ buffer: 'stream_verifying' });
+        }
+        return;
+      case 'stopped':
+        return;
+    }
+  };
+
+  socket.on('message', (data: Buffer, isBinary: boolean) => {
+    if (phase === 'stopped') return;
+    if (phase === 'awaiting_start' && ++framesBeforeStart > MAX_FRAMES_BEFORE_START) {
+      reject('frames_before_start');
+      return;
+    }
+    let parsed: LegEvent | readonly LegEvent[];
+    try {
+      parsed = codec.parse(data, isBinary);
+    } catch (err) {
+      metrics.carrierFramesInvalid.inc({ carrier, reason: isBinary ? 'binary' : 'unreadable' });
+      log.debug({ err: (err as Error).message }, 'unreadable carrier frame');
+      if (phase === 'awaiting_start' && ++invalidBeforeStart > MAX_INVALID_BEFORE_START) {
+        reject('invalid_frames', isBinary ? CLOSE.unsupportedData : CLOSE.policyViolation);
+      }
+      return;
+    }
+    if (!Array.isArray(parsed)) {
+      onEvent(parsed as LegEvent);
+      return;
+    }
+    // A codec that reorders frames may release several; one of them may end the stream.
+    for (const event of parsed as readonly LegEvent[]) onEvent(event);
+  });
+
+  socket.on('error', (err: NodeJS.ErrnoException) => {
+    log.debug({ err: err.message }, 'carrier socket error');
+    // `ws` closes a socket that breaks the protocol itself (1009, 1007, …); before a call exists
+    // that is a refused stream like any other.
+    const code = typeof err.code === 'string' ? err.code : '';
+    if ((phase === 'awaiting_start' || phase === 'verifying') && code.startsWith('WS_ERR_')) {
+      reject(PROTOCOL_ERRORS[code] ?? 'protocol_error', CLOSE.policyViolation, true);
+    }
+  });
+  socket.on('close', () => {
+    clearTimeout(startTimer);
+    phase = 'stopped';
+    verifying = [];
+    session?.end('caller_hangup');
+  });
+}
