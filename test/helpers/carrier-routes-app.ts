@@ -45,11 +45,17 @@ export function createFakeIntake(): FakeIntake {
 export interface RoutesApp {
   app: FastifyInstance;
   baseUrl: string;
+  /** `METHOD /path STATUS` of every request answered, in order. */
+  answered: string[];
   close(): Promise<void>;
 }
 
 export async function startRoutesApp(plugin: FastifyPluginAsync): Promise<RoutesApp> {
   const app = Fastify({ logger: false });
+  const answered: string[] = [];
+  app.addHook('onResponse', async (req, reply) => {
+    answered.push(`${req.method} ${req.url.split('?')[0]} ${reply.statusCode}`);
+  });
   // The project's error shape, as app.ts answers it: no stack, no internal message.
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
@@ -60,5 +66,5 @@ export async function startRoutesApp(plugin: FastifyPluginAsync): Promise<Routes
   await app.register(plugin);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
-  return { app, baseUrl: `http://127.0.0.1:${port}`, close: () => app.close() };
+  return { app, baseUrl: `http://127.0.0.1:${port}`, answered, close: () => app.close() };
 }

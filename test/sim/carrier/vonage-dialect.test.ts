@@ -192,6 +192,7 @@ describe('simulated Vonage', () => {
     const { stream, intake } = await streamFor({ VONAGE_SIGNATURE_SECRET: SECRET }, [SECRET]);
     await stream.afterHangup!();
     expect(intake.refusals).toEqual([]);
+    expect(server!.answered.at(-1)).toBe('POST /carriers/vonage/events 204');
   });
 
   it('posts that event to the event URL, where a wrong secret is refused', async () => {
