@@ -6,6 +6,7 @@ import type { Config } from '../../config/types.js';
 import type { CarrierCallState } from '../call-status.js';
 import { createAppTokenSource } from './app-token.js';
 import { createVonageCodec } from './codec.js';
+import type { ClaimOnce } from './replay-guard.js';
 import { createVonageRest, type VonageMachineDetection, type VonageRest } from './rest.js';
 import { vonageRoutes } from './routes.js';
 
@@ -42,6 +43,8 @@ export interface VonageAdapter extends CarrierAdapter {
 }
 
 export interface VonageAdapterDeps {
+  /** The shared store's claimOnce, so a replayed webhook is refused on every instance. */
+  claimOnce?: ClaimOnce;
   nowMs?: () => number;
   restTimeoutMs?: number;
 }
@@ -101,6 +104,7 @@ export function createVonageAdapter(config: Config, deps: VonageAdapterDeps = {}
         applicationId,
         apiKey,
         refuseUnverified: config.nodeEnv === 'production',
+        claimOnce: deps.claimOnce,
         nowMs: deps.nowMs,
       }),
   };

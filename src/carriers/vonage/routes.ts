@@ -8,6 +8,7 @@ import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { boundedStatusWord } from '../call-status.js';
 import { CALL_HEADER, CALL_UUID, TOKEN_HEADER } from './codec.js';
 import { connectWebsocketNcco, sayHangupNcco } from './ncco.js';
+import { type ClaimOnce, inMemoryClaimOnce } from './replay-guard.js';
 import { SIGNATURE_TOLERANCE_MS, verifyVonageSignature } from './signature.js';
 
 export interface VonageRoutesOptions {
@@ -17,6 +18,8 @@ export interface VonageRoutesOptions {
   apiKey: string | null;
   /** Refuse every request when it cannot be verified (NODE_ENV=production without a secret). */
   refuseUnverified: boolean;
+  /** Records each token's nonce once; default: in this process only. */
+  claimOnce?: ClaimOnce;
   nowMs?: () => number;
 }
 
@@ -25,6 +28,7 @@ const BODY_LIMIT_BYTES = 64 * 1024;
 const MAX_NUMBER_CHARS = 64;
 const MAX_CONTEXT_CHARS = 2048;
 const EMPTY = Buffer.alloc(0);
+const MAX_JTI_CHARS = 128;
 
 /** What the answered call streams: the agent is pre-warmed for it, and the NCCO asks for it. */
 export const VONAGE_MEDIA_FORMAT: Readonly<MediaFormat> = Object.freeze({
@@ -54,6 +58,7 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
   const { intake } = opts;
   const now = opts.nowMs ?? Date.now;
   const verified = opts.signatureSecrets.length > 0;
+  const claimOnce = opts.claimOnce ?? inMemoryClaimOnce(now);
 
   /** docs/protocols/vonage.md, signed webhooks: over the raw body (empty for GET), iat within tolerance. */
   async function verify(req: FastifyRequest, rawBody: Buffer): Promise<void> {
@@ -72,6 +77,14 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
     if (!check.ok) {
       intake.refused(CARRIER, `signature_${check.reason}`);
       throw new BadSignatureError('the Vonage signature does not verify this request');
+    }
+    // A token is accepted once; it is remembered as long as its iat would pass.
+    const { jti } = check.claims;
+    if (typeof jti === 'string' && jti !== '' && jti.length <= MAX_JTI_CHARS) {
+      if (!(await claimOnce(`vonage-jwt:${jti}`, 2 * SIGNATURE_TOLERANCE_MS))) {
+        intake.refused(CARRIER, 'signature_replayed');
+        throw new BadSignatureError('the Vonage signature does not verify this request');
+      }
     }
   }
 

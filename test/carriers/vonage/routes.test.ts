@@ -147,6 +147,45 @@ describe('vonage answer webhook', () => {
     });
   }
 
+  it('refuses the same signed request presented twice (its jti is a nonce)', async () => {
+    const { intake, baseUrl } = await start();
+    const uuid = newVonageUuid();
+    const authorization = `Bearer ${vonageWebhookJwt('', SIGNING)}`;
+    expect((await announceVonageCall(baseUrl, { uuid }, { authorization })).status).toBe(200);
+    const replay = await announceVonageCall(baseUrl, { uuid }, { authorization });
+    expect(replay.status).toBe(403);
+    expect(intake.prepared).toHaveLength(1);
+    expect(intake.refusals).toEqual([{ carrier: 'vonage', reason: 'signature_replayed' }]);
+  });
+
+  it("records nonces through the store's claimOnce when given one", async () => {
+    const intake = createFakeIntake();
+    const claimed: Array<[string, number]> = [];
+    server = await startRoutesApp(
+      vonageRoutes({
+        intake,
+        signatureSecrets: [SECRET],
+        applicationId: APP_ID,
+        apiKey: API_KEY,
+        refuseUnverified: false,
+        claimOnce: async (key, ttlMs) => {
+          claimed.push([key, ttlMs]);
+          return claimed.length === 1;
+        },
+      }),
+    );
+    expect(
+      (await announceVonageCall(server.baseUrl, { uuid: newVonageUuid() }, { signing: SIGNING })).status,
+    ).toBe(200);
+    expect(
+      (await announceVonageCall(server.baseUrl, { uuid: newVonageUuid() }, { signing: SIGNING })).status,
+    ).toBe(403);
+    expect(claimed).toEqual([
+      [expect.stringMatching(/^vonage-jwt:[0-9a-f-]{36}$/), 600_000],
+      [expect.stringMatching(/^vonage-jwt:/), 600_000],
+    ]);
+  });
+
   it('refuses a POST whose body was changed after signing', async () => {
     const { intake, baseUrl } = await start();
     const uuid = newVonageUuid();
