@@ -9,6 +9,7 @@ import type { MediaFormat } from '../../audio/format.js';
 import type { CallIntake } from '../../call/carrier-port.js';
 import { BadRequestError, BadSignatureError, UnavailableError } from '../../errors.js';
 import { boundedStatusWord } from '../call-status.js';
+import { exotelE164 } from './numbers.js';
 
 export interface ExotelRoutesOptions {
   intake: CallIntake;
@@ -92,8 +93,8 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
     const prepared = intake.prepare({
       carrier: CARRIER,
       callSid,
-      from: firstText(query, ['CallFrom', 'From'], MAX_NUMBER_CHARS),
-      to: firstText(query, ['CallTo', 'To'], MAX_NUMBER_CHARS),
+      from: exotelE164(firstText(query, ['CallFrom', 'From'], MAX_NUMBER_CHARS)),
+      to: exotelE164(firstText(query, ['CallTo', 'To'], MAX_NUMBER_CHARS)),
       direction: outbound ? 'outbound' : 'inbound',
       mediaFormat: EXOTEL_MEDIA_FORMAT,
       ...(context === '' ? {} : { context }),

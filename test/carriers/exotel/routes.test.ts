@@ -61,8 +61,9 @@ describe('exotel stream URL', () => {
       {
         carrier: 'exotel',
         callSid,
-        from: '09876543210',
-        to: '08012345678',
+        // As Exotel writes them, then in E.164 for number routing.
+        from: '+919876543210',
+        to: '+918012345678',
         direction: 'inbound',
         mediaFormat: { encoding: 'linear16', sampleRate: 8000, channels: 1 },
       },

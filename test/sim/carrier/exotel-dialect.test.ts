@@ -7,7 +7,7 @@ import { exotelRoutes } from '../../../src/carriers/exotel/routes.js';
 import { basicAuthMatches, upgradeCredentials } from '../../../src/carriers/exotel/upgrade-auth.js';
 import type { LegCodec } from '../../../src/call/carrier-port.js';
 import type { SimStream } from '../../../src/sim/carrier/dialect.js';
-import { exotelDialect, readStreamUrl } from '../../../src/sim/carrier/dialects/exotel.js';
+import { exotelDialect, exotelNumber, readStreamUrl } from '../../../src/sim/carrier/dialects/exotel.js';
 import {
   createFakeIntake,
   type FakeIntake,
@@ -33,8 +33,8 @@ async function start(): Promise<{ intake: FakeIntake; baseUrl: string }> {
 
 const spec = (baseUrl: string) => ({
   server: baseUrl,
-  from: '09876543210',
-  to: '08012345678',
+  from: '+919876543210',
+  to: '+918012345678',
   env: { EXOTEL_ACCOUNT_SID: 'acme1', EXOTEL_API_KEY: 'exotel-api-key' },
   timeoutMs: 2000,
 });
@@ -66,8 +66,8 @@ describe('simulated Exotel', () => {
     expect(stream.format).toEqual({ encoding: 'linear16', sampleRate: 8000, channels: 1 });
     expect(stream.callSid).toBe(intake.announced[0]!.callSid);
     expect(intake.announced[0]).toMatchObject({
-      from: '09876543210',
-      to: '08012345678',
+      from: '+919876543210',
+      to: '+918012345678',
       direction: 'inbound',
     });
   });
@@ -190,5 +190,12 @@ describe('readStreamUrl', () => {
     expect(readStreamUrl('https://h.example/x')).toHaveProperty('error');
     expect(readStreamUrl('not a url')).toHaveProperty('error');
     expect(readStreamUrl('wss://h.example/x?sample-rate=44100')).toHaveProperty('error');
+  });
+});
+
+describe('exotelNumber', () => {
+  it('writes Indian numbers with the trunk 0, as Exotel does, and others as given', () => {
+    expect(exotelNumber('+919876543210')).toBe('09876543210');
+    expect(exotelNumber('+15550100')).toBe('+15550100');
   });
 });

@@ -67,6 +67,11 @@ export function readStreamUrl(raw: string): StreamTarget | { error: string } {
   return { url: url.href, authorization, sampleRate, customParameters };
 }
 
+/** Exotel writes Indian numbers as dialed in India, with the trunk 0; others as given. */
+export function exotelNumber(e164: string): string {
+  return /^\+91\d{10}$/.test(e164) ? `0${e164.slice(3)}` : e164;
+}
+
 interface ExotelCall {
   callSid: string;
   accountSid: string;
@@ -272,8 +277,8 @@ export const exotelDialect: SimDialect = {
     const call: ExotelCall = {
       callSid: exotelSid(),
       accountSid: spec.env.EXOTEL_ACCOUNT_SID ?? 'callbridgesim1',
-      from: spec.from,
-      to: spec.to,
+      from: exotelNumber(spec.from),
+      to: exotelNumber(spec.to),
     };
     const query = new URLSearchParams({
       CallSid: call.callSid,
