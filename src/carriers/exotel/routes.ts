@@ -127,6 +127,12 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
       },
     );
 
+    // Anything else is not what Exotel posts: refused and counted like any malformed request.
+    app.addContentTypeParser('*', { bodyLimit: FORM_BODY_LIMIT_BYTES }, (_req, _payload, done) => {
+      intake.refused(CARRIER, 'malformed');
+      done(new BadRequestError('the body must be a form or JSON'), undefined);
+    });
+
     app.get('/carriers/exotel/stream', stream);
 
     app.post('/carriers/exotel/status', async (req, reply) => {

@@ -117,7 +117,7 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
       req.log.warn({ callSid, reason: admission }, 'call declined');
       return reply.send(sayHangupNcco(intake.decline.message));
     }
-    // Our own outbound calls name themselves on the answer URL they were created with (rest.ts).
+    // Our own outbound calls name themselves on the answer URL they were created with (adapter.ts).
     const outbound = text(query, 'direction', 16) === 'outbound';
     const context = outbound ? text(query, 'context', MAX_CONTEXT_CHARS) : '';
     const prepared = intake.prepare({

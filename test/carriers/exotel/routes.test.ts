@@ -178,6 +178,18 @@ describe('exotel status callback', () => {
     expect(intake.refusals).toEqual([{ carrier: 'exotel', reason: 'malformed' }]);
   });
 
+  it('answers another content type, or no body, with the project 400, counted', async () => {
+    const { intake, baseUrl } = await start();
+    expect((await postExotelStatus(baseUrl, '<xml/>', 'text/xml')).status).toBe(400);
+    const res = await fetch(`${baseUrl}/carriers/exotel/status`, { method: 'POST' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('CALLBRIDGE_BAD_REQUEST');
+    expect(intake.refusals).toEqual([
+      { carrier: 'exotel', reason: 'malformed' },
+      { carrier: 'exotel', reason: 'malformed' },
+    ]);
+  });
+
   it('answers a JSON array with the project 400', async () => {
     const { baseUrl } = await start();
     expect((await postExotelStatus(baseUrl, '[1,2]', 'application/json')).status).toBe(400);
