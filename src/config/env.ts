@@ -10,8 +10,11 @@ export type Env = Record<string, string | undefined>;
 const SECRET_NAME =
   /^(AGENT_API_KEY|TWILIO_AUTH_TOKEN|ADMIN_TOKEN|STREAM_TOKEN_SECRET|OPERATOR_GATEWAY_SECRET|WEBHOOK_SECRET_.+)$/;
 
+/** Carrier credentials beyond Twilio's. */
+const CARRIER_SECRET_NAME = /^(VONAGE_PRIVATE_KEY|VONAGE_SIGNATURE_SECRET|EXOTEL_API_TOKEN)$/;
+
 export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name);
+  return SECRET_NAME.test(name) || CARRIER_SECRET_NAME.test(name);
 }
 
 /** Quotes a value for an error message: credentials masked, long values cut short. */

@@ -14,6 +14,8 @@ import { loadRegions } from './regions.js';
 import { readSpeech } from './speech.js';
 import { type Config, REGIONS } from './types.js';
 import { BASE_URL, ENDPOINT_URL } from './urls.js';
+import { readExotel } from './exotel.js';
+import { readVonage } from './vonage.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const QUEUE_PILOT_PROVIDERS = ['tasks', 'inbox', 'deploy', 'code', 'payments'] as const;
@@ -50,6 +52,8 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
   if (/[{}]/.test(redisKeyPrefix))
     throw envError('REDIS_KEY_PREFIX', 'must not contain { or }', redisKeyPrefix);
   const twilio = readTwilio(env, nodeEnv);
+  const vonage = readVonage(env, nodeEnv, cwd);
+  const exotel = readExotel(env, nodeEnv);
   const streamTokenSecret =
     envString(env, 'STREAM_TOKEN_SECRET') ?? deriveStreamTokenSecret(twilio.authToken);
   const streamTokenTtlMs = envInt(env, 'STREAM_TOKEN_TTL_MS', { fallback: 30_000, min: 1, max: 86_400_000 });
@@ -89,6 +93,8 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
     redisUrl,
     redisKeyPrefix,
     twilio,
+    vonage,
+    exotel,
     streamTokenSecret,
     streamTokenTtlMs,
     webhooks,

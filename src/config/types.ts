@@ -141,6 +141,8 @@ export interface Config {
     authToken: string | null;
     apiUrl: string;
   };
+  vonage: VonageConfig;
+  exotel: ExotelConfig;
   /** Key for stream tokens; several instances behind one number must share it. */
   streamTokenSecret: string;
   streamTokenTtlMs: number;
@@ -168,4 +170,23 @@ export interface Config {
   numbers: NumberRouting;
   /** Analysis and rendered prompts (`ANALYSIS`, config/prompts.json); absent means both off. */
   speech?: SpeechConfig;
+}
+
+/** Vonage (docs/protocols/vonage.md): REST needs the application and its key, webhooks the secret. */
+export interface VonageConfig {
+  applicationId: string | null;
+  /** The application's RSA private key, PEM text (read from the file when a path was given). */
+  privateKey: string | null;
+  /** Signature secrets that verify signed webhooks; several during rotation. Empty: not verified. */
+  signatureSecrets: string[];
+  apiKey: string | null;
+  apiUrl: string;
+}
+
+/** Exotel (docs/protocols/exotel.md): REST and Basic auth on the media upgrade. */
+export interface ExotelConfig {
+  accountSid: string | null;
+  apiKey: string | null;
+  apiToken: string | null;
+  apiUrl: string;
 }

@@ -1,0 +1,231 @@
+// Exotel's Voicebot stream codec (docs/protocols/exotel.md): JSON text frames both ways, audio as
+// base64 in `media` messages. Numbers arrive as strings (`sample_rate: "8000"`); both forms are read.
+// Pure parse/serialize, one instance per media connection.
+import { type AudioEncoding, type MediaFormat, unsupportedFormatReason } from '../../audio/format.js';
+import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
+import { CarrierFrameError } from '../../errors.js';
+
+const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
+  // Exotel's default: 16-bit signed little-endian PCM.
+  'audio/x-raw': 'linear16',
+  'audio/l16': 'linear16',
+  // The newer μ-law option; its exact name is not documented, so the usual spellings are accepted.
+  'audio/x-mulaw': 'mulaw',
+  'audio/mulaw': 'mulaw',
+  'audio/pcmu': 'mulaw',
+  mulaw: 'mulaw',
+  ulaw: 'mulaw',
+  'audio/x-alaw': 'alaw',
+  'audio/pcma': 'alaw',
+  alaw: 'alaw',
+});
+
+const DTMF_DIGITS = new Set(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '*', '#', 'A', 'B', 'C', 'D']);
+const CALL_SID = /^[A-Za-z0-9_-]{1,64}$/;
+const EVENT_NAME = /^[A-Za-z0-9:._-]{1,64}$/;
+const MAX_STREAM_SID_CHARS = 128;
+const MAX_TOKEN_CHARS = 2048;
+const MAX_MARK_CHARS = 256;
+const MAX_PARAMETERS = 16;
+const MAX_PARAMETER_CHARS = 256;
+
+const STOP: LegEvent = Object.freeze({ type: 'stop' });
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// Messages name the field at fault and never echo frame content: frames carry caller audio and tokens.
+function fail(message: string): never {
+  throw new CarrierFrameError(`exotel ${message}`);
+}
+
+function objectField(frame: JsonObject, key: string, event: string): JsonObject {
+  const value = frame[key];
+  if (!isObject(value)) fail(`${event}: ${key} must be an object`);
+  return value;
+}
+
+function stringField(obj: JsonObject, key: string, event: string, maxChars: number): string {
+  const value = obj[key];
+  if (typeof value !== 'string') fail(`${event}: ${key} must be a string`);
+  if (value.length > maxChars) fail(`${event}: ${key} is longer than ${maxChars} characters`);
+  return value;
+}
+
+/** A count Exotel writes as a decimal string, or a number; absent gives the fallback. */
+function countField(obj: JsonObject, key: string, event: string, fallback: number): number {
+  const value = obj[key];
+  if (value === undefined) return fallback;
+  if (typeof value === 'string' && /^\d{1,6}$/.test(value)) return Number(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value < 1_000_000) {
+    return value;
+  }
+  fail(`${event}: ${key} must be a decimal integer below 1000000`);
+}
+
+/**
+ * Strict base64: decoding and re-encoding must give the same text, so only canonical encodings pass
+ * (Node's decoder otherwise skips characters it does not know).
+ */
+function decodeBase64Strict(text: string): Buffer | undefined {
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.toString('base64') === text ? bytes : undefined;
+}
+
+function parseMediaFormat(start: JsonObject): MediaFormat {
+  const raw = start.media_format;
+  // Without one, the stream is Exotel's default: linear PCM at 8 kHz.
+  if (raw === undefined) return { encoding: 'linear16', sampleRate: 8000, channels: 1 };
+  if (!isObject(raw)) fail('start: media_format must be an object');
+  const name = raw.encoding === undefined ? 'audio/x-raw' : raw.encoding;
+  if (typeof name !== 'string' || name.length > 64) fail('start: media_format.encoding must be a string');
+  const key = name.toLowerCase();
+  const encoding = Object.hasOwn(ENCODINGS, key) ? ENCODINGS[key] : undefined;
+  if (encoding === undefined) fail('start: unsupported media_format.encoding');
+  if (encoding === 'linear16' && countField(raw, 'bit_rate', 'start', 16) !== 16) {
+    fail('start: media_format.bit_rate must be 16 for linear PCM');
+  }
+  const format: MediaFormat = {
+    encoding,
+    sampleRate: countField(raw, 'sample_rate', 'start', 8000),
+    channels: countField(raw, 'channels', 'start', 1),
+  };
+  const reason = unsupportedFormatReason(format);
+  if (reason !== null) fail(`start: media_format ${reason}`);
+  return format;
+}
+
+/** The wss URL's query parameters, passed back; documented as an object, read as a query string too. */
+function parseCustomParameters(start: JsonObject): Record<string, string> {
+  const raw = start.custom_parameters;
+  // A null prototype keeps a `__proto__` parameter an ordinary key.
+  const params: Record<string, string> = Object.create(null);
+  if (raw === undefined || raw === null) return params;
+  let entries: Array<[string, unknown]>;
+  if (typeof raw === 'string') {
+    if (raw.length > 4096) fail('start: custom_parameters is too long');
+    entries = [...new URLSearchParams(raw)];
+  } else if (isObject(raw)) {
+    entries = Object.entries(raw);
+  } else {
+    fail('start: custom_parameters must be an object');
+  }
+  let kept = 0;
+  for (const [key, value] of entries) {
+    if (kept === MAX_PARAMETERS) break;
+    if (typeof value !== 'string' || key.length > MAX_PARAMETER_CHARS) continue;
+    if (value.length > (key === 'token' ? MAX_TOKEN_CHARS : MAX_PARAMETER_CHARS)) continue;
+    params[key] = value;
+    kept += 1;
+  }
+  return params;
+}
+
+/**
+ * Exotel's media message, about ten a second per call, in the documented key order: its payload is
+ * read without building the JSON object. Anything else takes the general path.
+ */
+const INBOUND_MEDIA =
+  /^\{"event":"media","sequence_number":"?\d{1,12}"?,"stream_sid":"[A-Za-z0-9_-]{1,128}","media":\{"chunk":"?\d{1,12}"?,"timestamp":"?\d{1,15}"?,"payload":"([A-Za-z0-9+/]*={0,2})"\}\}$/;
+
+export function createExotelCodec(): LegCodec {
+  // Set at `start`: the JSON-escaped stream_sid is baked into every outbound frame's prefix once.
+  let mediaPrefix: string | undefined;
+  let markPrefix = '';
+  let clearFrame = '';
+  /** Bytes per sample once started: linear PCM must come in whole samples. */
+  let sampleBytes = 1;
+
+  function audioEvent(text: string): LegEvent {
+    const payload = decodeBase64Strict(text);
+    if (payload === undefined) fail('media: payload is not valid base64');
+    if (payload.length === 0) fail('media: payload is empty');
+    if (payload.length % sampleBytes !== 0) fail('media: payload must hold whole 16-bit samples');
+    return { type: 'audio', payload };
+  }
+
+  function parseStart(frame: JsonObject): LegEvent {
+    const start = objectField(frame, 'start', 'start');
+    const callSid = stringField(start, 'call_sid', 'start', 64);
+    if (!CALL_SID.test(callSid)) fail('start: call_sid is malformed');
+    const sidSource = start.stream_sid === undefined ? frame : start;
+    const streamSid = stringField(sidSource, 'stream_sid', 'start', MAX_STREAM_SID_CHARS);
+    if (streamSid === '') fail('start: stream_sid is empty');
+    const mediaFormat = parseMediaFormat(start);
+    const parameters = parseCustomParameters(start);
+    const token = parameters.token;
+    delete parameters.token;
+    // The first start names the stream; a later one is refused as a duplicate and must not re-address it.
+    if (mediaPrefix === undefined) {
+      const sid = JSON.stringify(streamSid);
+      mediaPrefix = `{"event":"media","stream_sid":${sid},"media":{"payload":"`;
+      markPrefix = `{"event":"mark","stream_sid":${sid},"mark":{"name":`;
+      clearFrame = `{"event":"clear","stream_sid":${sid}}`;
+      sampleBytes = mediaFormat.encoding === 'linear16' ? 2 : 1;
+    }
+    return { type: 'start', callSid, streamSid, mediaFormat, token, parameters };
+  }
+
+  function requireStarted(): string {
+    if (mediaPrefix === undefined) throw new Error('exotel stream: cannot serialize before start');
+    return mediaPrefix;
+  }
+
+  return {
+    parse(data: Buffer, isBinary: boolean): LegEvent {
+      if (isBinary) fail('frame: binary frames are not allowed');
+      const text = data.toString('utf8');
+      const fast = INBOUND_MEDIA.exec(text);
+      if (fast) return audioEvent(fast[1]!);
+      let frame: unknown;
+      try {
+        frame = JSON.parse(text);
+      } catch {
+        fail('frame: invalid JSON');
+      }
+      if (!isObject(frame)) fail('frame: not a JSON object');
+      const event = frame.event;
+      if (typeof event !== 'string') fail('frame: event must be a string');
+      switch (event) {
+        case 'media': {
+          const media = objectField(frame, 'media', event);
+          return audioEvent(stringField(media, 'payload', event, 1_000_000));
+        }
+        case 'start':
+          return parseStart(frame);
+        case 'dtmf': {
+          const digit = stringField(objectField(frame, 'dtmf', event), 'digit', event, 1);
+          if (!DTMF_DIGITS.has(digit)) fail('dtmf: digit must be one of 0-9 * # A-D');
+          return { type: 'dtmf', digit };
+        }
+        case 'mark':
+          return {
+            type: 'mark',
+            name: stringField(objectField(frame, 'mark', event), 'name', event, MAX_MARK_CHARS),
+          };
+        case 'stop':
+          return STOP;
+        default:
+          // `connected` and any event Exotel adds later carry nothing for the call.
+          return { type: 'ignored', event: EVENT_NAME.test(event) ? event : 'unknown' };
+      }
+    },
+
+    audio(payload: Buffer): string {
+      return `${requireStarted()}${payload.toString('base64')}"}}`;
+    },
+
+    clear(): string {
+      requireStarted();
+      return clearFrame;
+    },
+
+    mark(name: string): string {
+      requireStarted();
+      return `${markPrefix}${JSON.stringify(name)}}}`;
+    },
+  };
+}

@@ -1,0 +1,176 @@
+// Vonage's webhooks (docs/protocols/vonage.md): the answer URL (GET by default, POST when so
+// configured) answers with an NCCO that connects the call to our media WebSocket; the event URL
+// takes status events. Both are verified as signed webhooks when a signature secret is set.
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { MediaFormat } from '../../audio/format.js';
+import type { CallIntake } from '../../call/carrier-port.js';
+import { BadRequestError, BadSignatureError } from '../../errors.js';
+import { boundedStatusWord } from '../call-status.js';
+import { CALL_HEADER, CALL_UUID, TOKEN_HEADER } from './codec.js';
+import { connectWebsocketNcco, sayHangupNcco } from './ncco.js';
+import { type ClaimOnce, inMemoryClaimOnce } from './replay-guard.js';
+import { SIGNATURE_TOLERANCE_MS, verifyVonageSignature } from './signature.js';
+
+export interface VonageRoutesOptions {
+  intake: CallIntake;
+  signatureSecrets: readonly string[];
+  applicationId: string | null;
+  apiKey: string | null;
+  /** Refuse every request when it cannot be verified (NODE_ENV=production without a secret). */
+  refuseUnverified: boolean;
+  /** Records each token's nonce once; default: in this process only. */
+  claimOnce?: ClaimOnce;
+  nowMs?: () => number;
+}
+
+const CARRIER = 'vonage';
+const BODY_LIMIT_BYTES = 64 * 1024;
+const MAX_NUMBER_CHARS = 64;
+const MAX_CONTEXT_CHARS = 2048;
+const EMPTY = Buffer.alloc(0);
+const MAX_JTI_CHARS = 128;
+
+/** What the answered call streams: the agent is pre-warmed for it, and the NCCO asks for it. */
+export const VONAGE_MEDIA_FORMAT: Readonly<MediaFormat> = Object.freeze({
+  encoding: 'linear16',
+  sampleRate: 16000,
+  channels: 1,
+});
+
+type Params = Record<string, unknown>;
+
+function isObject(value: unknown): value is Params {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A single string parameter, bounded; anything else reads as absent. */
+function text(params: Params, key: string, maxChars: number): string {
+  const value = params[key];
+  return typeof value === 'string' && value.length <= maxChars ? value : '';
+}
+
+/** Vonage writes phone numbers as E.164 digits without the plus; number routing keys carry it. */
+export function e164(value: string): string {
+  return /^[1-9]\d{5,14}$/.test(value) ? `+${value}` : value;
+}
+
+export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
+  const { intake } = opts;
+  const now = opts.nowMs ?? Date.now;
+  const verified = opts.signatureSecrets.length > 0;
+  const claimOnce = opts.claimOnce ?? inMemoryClaimOnce(now);
+
+  /** docs/protocols/vonage.md, signed webhooks: over the raw body (empty for GET), iat within tolerance. */
+  async function verify(req: FastifyRequest, rawBody: Buffer): Promise<void> {
+    if (!verified) {
+      if (!opts.refuseUnverified) return;
+      intake.refused(CARRIER, 'unverified');
+      throw new BadSignatureError('Vonage webhooks cannot be verified here: no signature secret is set');
+    }
+    const check = await verifyVonageSignature(req.headers.authorization, rawBody, {
+      secrets: opts.signatureSecrets,
+      applicationId: opts.applicationId,
+      apiKey: opts.apiKey,
+      toleranceMs: SIGNATURE_TOLERANCE_MS,
+      nowMs: now(),
+    });
+    if (!check.ok) {
+      intake.refused(CARRIER, `signature_${check.reason}`);
+      throw new BadSignatureError('the Vonage signature does not verify this request');
+    }
+    // A token is accepted once; it is remembered as long as its iat would pass.
+    const { jti } = check.claims;
+    if (typeof jti === 'string' && jti !== '' && jti.length <= MAX_JTI_CHARS) {
+      if (!(await claimOnce(`vonage-jwt:${jti}`, 2 * SIGNATURE_TOLERANCE_MS))) {
+        intake.refused(CARRIER, 'signature_replayed');
+        throw new BadSignatureError('the Vonage signature does not verify this request');
+      }
+    }
+  }
+
+  function jsonBody(raw: Buffer): Params {
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      intake.refused(CARRIER, 'malformed');
+      throw new BadRequestError('the body is not JSON');
+    }
+    if (!isObject(body)) {
+      intake.refused(CARRIER, 'malformed');
+      throw new BadRequestError('the body is not a JSON object');
+    }
+    return body;
+  }
+
+  async function answer(req: FastifyRequest, reply: FastifyReply, params: Params): Promise<FastifyReply> {
+    const query = (req.query ?? {}) as Params;
+    const callSid = text(params, 'uuid', 64);
+    if (!CALL_UUID.test(callSid)) {
+      intake.refused(CARRIER, 'malformed');
+      throw new BadRequestError('uuid is missing or malformed');
+    }
+    const admission = intake.admit(CARRIER);
+    if (admission !== 'admitted') {
+      // Declined politely, before any agent is dialed. An NCCO cannot redirect to a URL, so the
+      // caller hears why instead.
+      req.log.warn({ callSid, reason: admission }, 'call declined');
+      return reply.send(sayHangupNcco(intake.decline.message));
+    }
+    // Our own outbound calls name themselves on the answer URL they were created with (adapter.ts).
+    const outbound = text(query, 'direction', 16) === 'outbound';
+    const context = outbound ? text(query, 'context', MAX_CONTEXT_CHARS) : '';
+    const prepared = intake.prepare({
+      carrier: CARRIER,
+      callSid,
+      from: e164(text(params, 'from', MAX_NUMBER_CHARS)),
+      to: e164(text(params, 'to', MAX_NUMBER_CHARS)),
+      direction: outbound ? 'outbound' : 'inbound',
+      mediaFormat: VONAGE_MEDIA_FORMAT,
+      ...(context === '' ? {} : { context }),
+    });
+    req.log.info(
+      { callSid, profile: prepared.profile, direction: outbound ? 'outbound' : 'inbound' },
+      'answered',
+    );
+    return reply
+      .header('x-callbridge-observer', prepared.observerToken)
+      .send(
+        connectWebsocketNcco(prepared.mediaUrl, { [CALL_HEADER]: callSid, [TOKEN_HEADER]: prepared.token }),
+      );
+  }
+
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    // The signature covers the raw bytes, so bodies reach the handlers unparsed, whatever their type.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) =>
+      done(null, body),
+    );
+
+    app.get('/carriers/vonage/answer', async (req, reply) => {
+      await verify(req, EMPTY);
+      return answer(req, reply, (req.query ?? {}) as Params);
+    });
+
+    app.post('/carriers/vonage/answer', async (req, reply) => {
+      const raw = Buffer.isBuffer(req.body) ? req.body : EMPTY;
+      await verify(req, raw);
+      return answer(req, reply, jsonBody(raw));
+    });
+
+    app.post('/carriers/vonage/events', async (req, reply) => {
+      const raw = Buffer.isBuffer(req.body) ? req.body : EMPTY;
+      await verify(req, raw);
+      const event = jsonBody(raw);
+      // Status events are logged; the call itself is run from its media stream.
+      req.log.info(
+        {
+          callSid: CALL_UUID.test(text(event, 'uuid', 64)) ? text(event, 'uuid', 64) : undefined,
+          callStatus: boundedStatusWord(event.status),
+        },
+        'call event',
+      );
+      return reply.code(204).send();
+    });
+  };
+}

@@ -1,0 +1,39 @@
+// The Exotel variables (docs/protocols/exotel.md): the account and its API key and token, for REST
+// and for Basic auth on the media upgrade. Each bad value is a one-line error.
+import { type Env, envError, envString, envUrl } from './env.js';
+import type { ExotelConfig } from './types.js';
+import { BASE_URL } from './urls.js';
+
+const ACCOUNT_SID = /^[A-Za-z0-9_-]{1,64}$/;
+// The key is the user name of Basic auth, so it may not hold a colon.
+const API_KEY = /^[A-Za-z0-9._-]{1,128}$/;
+const API_TOKEN = /^[\x21-\x7e]{1,256}$/;
+
+export function readExotel(env: Env, nodeEnv: string): ExotelConfig {
+  const accountSid = envString(env, 'EXOTEL_ACCOUNT_SID') ?? null;
+  if (accountSid !== null && !ACCOUNT_SID.test(accountSid)) {
+    throw envError('EXOTEL_ACCOUNT_SID', 'must be 1 to 64 letters, digits, _ or -', accountSid);
+  }
+  const apiKey = envString(env, 'EXOTEL_API_KEY') ?? null;
+  if (apiKey !== null && !API_KEY.test(apiKey)) {
+    throw envError('EXOTEL_API_KEY', 'must be 1 to 128 letters, digits, ., _ or -', apiKey);
+  }
+  const apiToken = envString(env, 'EXOTEL_API_TOKEN') ?? null;
+  if (apiToken !== null && !API_TOKEN.test(apiToken)) {
+    throw envError('EXOTEL_API_TOKEN', 'must be 1 to 256 printable characters without spaces');
+  }
+  if (apiKey !== null && apiToken === null) {
+    throw envError('EXOTEL_API_TOKEN', 'required when EXOTEL_API_KEY is set');
+  }
+  if (apiToken !== null && apiKey === null) {
+    throw envError('EXOTEL_API_KEY', 'required when EXOTEL_API_TOKEN is set');
+  }
+  if (nodeEnv === 'production' && accountSid !== null && apiKey === null) {
+    throw envError(
+      'EXOTEL_API_KEY',
+      'required when NODE_ENV=production and EXOTEL_ACCOUNT_SID is set, with EXOTEL_API_TOKEN, so media upgrades are authenticated',
+    );
+  }
+  const apiUrl = envUrl(env, 'EXOTEL_API_URL', BASE_URL(['http', 'https'])) ?? 'https://api.exotel.com';
+  return { accountSid, apiKey, apiToken, apiUrl };
+}

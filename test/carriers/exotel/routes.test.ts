@@ -1,0 +1,204 @@
+// Exotel's routes on a real Fastify app with a fake intake, requests made as the Voicebot applet
+// makes them (test/helpers/exotel-carrier.ts).
+import { afterEach, describe, expect, it } from 'vitest';
+import { exotelRoutes } from '../../../src/carriers/exotel/routes.js';
+import { upgradeCredentials } from '../../../src/carriers/exotel/upgrade-auth.js';
+import {
+  createFakeIntake,
+  type FakeIntake,
+  INSTANCE,
+  type RoutesApp,
+  startRoutesApp,
+} from '../../helpers/carrier-routes-app.js';
+import {
+  exotelTarget,
+  newExotelSid,
+  postExotelStatus,
+  requestExotelStream,
+} from '../../helpers/exotel-carrier.js';
+
+const KEY = 'exotel-api-key';
+const TOKEN = 'exotel-api-token-secret-0001';
+
+let server: RoutesApp | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function start(
+  opts: { credentials?: boolean; refuseUnverified?: boolean } = {},
+): Promise<{ intake: FakeIntake; baseUrl: string }> {
+  const intake = createFakeIntake();
+  server = await startRoutesApp(
+    exotelRoutes({
+      intake,
+      upgradeCredentials: opts.credentials === false ? null : upgradeCredentials(KEY, TOKEN),
+      refuseUnverified: opts.refuseUnverified ?? false,
+    }),
+  );
+  return { intake, baseUrl: server.baseUrl };
+}
+
+describe('exotel stream URL', () => {
+  it('answers with the wss URL naming the token, Basic auth in it and the sample rate', async () => {
+    const { intake, baseUrl } = await start();
+    const callSid = newExotelSid();
+    const answer = await requestExotelStream(baseUrl, { CallSid: callSid });
+    expect(answer.status).toBe(200);
+    const [prepared] = intake.prepared;
+    const url = new URL(answer.url!);
+    expect(`${url.protocol}//${url.host}${url.pathname}`).toBe(
+      `wss://bridge.example.com/media/exotel/${INSTANCE}/${prepared!.token}`,
+    );
+    expect(url.searchParams.get('sample-rate')).toBe('8000');
+    expect(decodeURIComponent(url.username)).toBe(KEY);
+    expect(decodeURIComponent(url.password)).toBe(upgradeCredentials(KEY, TOKEN).password);
+    // The API token itself never leaves the server: the answer goes to whoever asks.
+    expect(answer.body).not.toContain(TOKEN);
+    expect(answer.observer).toBe(prepared!.observerToken);
+    expect(intake.announced).toEqual([
+      {
+        carrier: 'exotel',
+        callSid,
+        // As Exotel writes them, then in E.164 for number routing.
+        from: '+919876543210',
+        to: '+918012345678',
+        direction: 'inbound',
+        mediaFormat: { encoding: 'linear16', sampleRate: 8000, channels: 1 },
+      },
+    ]);
+  });
+
+  it('hands out a URL Exotel dials back to the same path, with the Basic auth header', async () => {
+    const { baseUrl } = await start();
+    const answer = await requestExotelStream(baseUrl, { CallSid: newExotelSid() });
+    const target = exotelTarget(answer.url!, 'http://127.0.0.1:9');
+    expect(target.url).toMatch(
+      /^ws:\/\/127\.0\.0\.1:9\/media\/exotel\/instance-1\/tok[\w-]+\?sample-rate=8000$/,
+    );
+    expect(target.headers.authorization).toBe(
+      `Basic ${Buffer.from(`${KEY}:${upgradeCredentials(KEY, TOKEN).password}`).toString('base64')}`,
+    );
+    expect(target.sampleRate).toBe(8000);
+  });
+
+  it('hands out a URL without credentials when none are set, outside production', async () => {
+    const { baseUrl } = await start({ credentials: false });
+    const answer = await requestExotelStream(baseUrl, { CallSid: newExotelSid() });
+    const url = new URL(answer.url!);
+    expect(url.username).toBe('');
+    expect(url.password).toBe('');
+  });
+
+  it('reads outbound calls and their context from CustomField', async () => {
+    const { intake, baseUrl } = await start();
+    await requestExotelStream(baseUrl, {
+      CallSid: newExotelSid(),
+      Direction: 'outbound-api',
+      CustomField: 'ctx-9',
+    });
+    expect(intake.announced[0]).toMatchObject({ direction: 'outbound', context: 'ctx-9' });
+  });
+
+  it('ignores CustomField on an inbound call', async () => {
+    const { intake, baseUrl } = await start();
+    await requestExotelStream(baseUrl, { CallSid: newExotelSid(), CustomField: 'ctx-9' });
+    expect(intake.announced[0]).not.toHaveProperty('context');
+  });
+
+  it('declines with the project 503 when the intake does not admit the call', async () => {
+    const { intake, baseUrl } = await start();
+    intake.admission = 'draining';
+    const answer = await requestExotelStream(baseUrl, { CallSid: newExotelSid() });
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body)).toEqual({
+      error: { code: 'CALLBRIDGE_UNAVAILABLE', message: expect.any(String) },
+    });
+    expect(intake.prepared).toHaveLength(0);
+  });
+
+  for (const [name, params] of [
+    ['no CallSid', {}],
+    ['an empty CallSid', { CallSid: '' }],
+    ['a CallSid with odd characters', { CallSid: '<x>' }],
+    ['a CallSid too long', { CallSid: 'a'.repeat(65) }],
+  ] as const) {
+    it(`refuses ${name} with the project 400, preparing no call`, async () => {
+      const { intake, baseUrl } = await start();
+      const answer = await requestExotelStream(baseUrl, params);
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body)).toEqual({
+        error: { code: 'CALLBRIDGE_BAD_REQUEST', message: expect.any(String) },
+      });
+      expect(answer.body).not.toContain('<x>');
+      expect(intake.prepared).toHaveLength(0);
+      expect(intake.refusals).toEqual([{ carrier: 'exotel', reason: 'malformed' }]);
+    });
+  }
+
+  it('refuses a repeated CallSid', async () => {
+    const { baseUrl } = await start();
+    const res = await fetch(`${baseUrl}/carriers/exotel/stream?CallSid=a&CallSid=b`);
+    expect(res.status).toBe(400);
+  });
+
+  it('refuses every request when no credentials are set in production', async () => {
+    const { intake, baseUrl } = await start({ credentials: false, refuseUnverified: true });
+    expect((await requestExotelStream(baseUrl, { CallSid: newExotelSid() })).status).toBe(403);
+    expect((await postExotelStatus(baseUrl, { CallSid: newExotelSid(), Status: 'completed' })).status).toBe(
+      403,
+    );
+    expect(intake.prepared).toHaveLength(0);
+    expect(intake.refusals.map((r) => r.reason)).toEqual(['unverified', 'unverified']);
+  });
+});
+
+describe('exotel status callback', () => {
+  it('takes a form post with 204', async () => {
+    const { baseUrl } = await start();
+    expect((await postExotelStatus(baseUrl, { CallSid: newExotelSid(), Status: 'completed' })).status).toBe(
+      204,
+    );
+  });
+
+  it('takes a JSON post and unknown fields with 204', async () => {
+    const { baseUrl } = await start();
+    const body = JSON.stringify({ CallSid: newExotelSid(), Status: 'busy', Legs: [{ x: 1 }] });
+    expect((await postExotelStatus(baseUrl, body, 'application/json')).status).toBe(204);
+  });
+
+  it('answers malformed JSON with the project 400', async () => {
+    const { intake, baseUrl } = await start();
+    const res = await postExotelStatus(baseUrl, '{"CallSid":', 'application/json');
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toEqual({
+      error: { code: 'CALLBRIDGE_BAD_REQUEST', message: expect.any(String) },
+    });
+    expect(intake.refusals).toEqual([{ carrier: 'exotel', reason: 'malformed' }]);
+  });
+
+  it('answers another content type, or no body, with the project 400, counted', async () => {
+    const { intake, baseUrl } = await start();
+    expect((await postExotelStatus(baseUrl, '<xml/>', 'text/xml')).status).toBe(400);
+    const res = await fetch(`${baseUrl}/carriers/exotel/status`, { method: 'POST' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('CALLBRIDGE_BAD_REQUEST');
+    expect(intake.refusals).toEqual([
+      { carrier: 'exotel', reason: 'malformed' },
+      { carrier: 'exotel', reason: 'malformed' },
+    ]);
+  });
+
+  it('answers a JSON array with the project 400', async () => {
+    const { baseUrl } = await start();
+    expect((await postExotelStatus(baseUrl, '[1,2]', 'application/json')).status).toBe(400);
+  });
+
+  it('refuses a body over the limit with the project 413', async () => {
+    const { baseUrl } = await start();
+    const res = await postExotelStatus(baseUrl, { CallSid: 'x', pad: 'x'.repeat(70 * 1024) });
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.body).error.code).toBe('CALLBRIDGE_BODY_TOO_LARGE');
+  });
+});
