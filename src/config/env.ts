@@ -8,7 +8,7 @@ export type Env = Record<string, string | undefined>;
 
 /** Variables whose values never appear in an error message. */
 const SECRET_NAME =
-  /^(AGENT_API_KEY|TWILIO_AUTH_TOKEN|ADMIN_TOKEN|STREAM_TOKEN_SECRET|OPERATOR_GATEWAY_SECRET|WEBHOOK_SECRET_.+)$/;
+  /^(AGENT_API_KEY|TWILIO_AUTH_TOKEN|TELNYX_API_KEY|PLIVO_AUTH_TOKEN|ADMIN_TOKEN|STREAM_TOKEN_SECRET|OPERATOR_GATEWAY_SECRET|WEBHOOK_SECRET_.+)$/;
 
 export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);

@@ -7,8 +7,10 @@ import { resolve } from 'node:path';
 import { selectAgent } from './agent-host.js';
 import { type Env, envError, envInt, envList, envOneOf, envString, envUrl } from './env.js';
 import { loadNumbers } from './numbers.js';
+import { readPlivo } from './plivo.js';
 import { loadProfiles } from './profiles.js';
 import { loadRegions } from './regions.js';
+import { readTelnyx } from './telnyx.js';
 import { type Config, REGIONS } from './types.js';
 import { BASE_URL, ENDPOINT_URL } from './urls.js';
 
@@ -42,6 +44,8 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
   const redisUrl = readRedisUrl(env);
   const redisKeyPrefix = envString(env, 'REDIS_KEY_PREFIX') ?? 'callbridge:';
   const twilio = readTwilio(env, nodeEnv);
+  const telnyx = readTelnyx(env, nodeEnv);
+  const plivo = readPlivo(env);
   const streamTokenSecret =
     envString(env, 'STREAM_TOKEN_SECRET') ?? deriveStreamTokenSecret(twilio.authToken);
   const streamTokenTtlMs = envInt(env, 'STREAM_TOKEN_TTL_MS', { fallback: 30_000, min: 1, max: 86_400_000 });
@@ -78,6 +82,8 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
     redisUrl,
     redisKeyPrefix,
     twilio,
+    telnyx,
+    plivo,
     streamTokenSecret,
     streamTokenTtlMs,
     webhooks,

@@ -1,5 +1,7 @@
 // The validated configuration: a pure function of the environment and the config folder
 // (see load.ts). Everything downstream reads this, never process.env.
+import type { PlivoConfig } from './plivo.js';
+import type { TelnyxConfig } from './telnyx.js';
 
 export const REGIONS = ['global', 'eu', 'au', 'in'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -118,6 +120,8 @@ export interface Config {
     authToken: string | null;
     apiUrl: string;
   };
+  telnyx: TelnyxConfig;
+  plivo: PlivoConfig;
   /** Key for stream tokens; several instances behind one number must share it. */
   streamTokenSecret: string;
   streamTokenTtlMs: number;
