@@ -6,7 +6,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyPluginAsync,
 } from 'fastify';
-import type { Logger } from 'pino';
+import pino, { type Logger } from 'pino';
 import { codeForStatus, NotFoundError } from '../../src/errors.js';
 
 export interface CarrierApp {
@@ -35,6 +35,6 @@ export async function startCarrierApp(plugin: FastifyPluginAsync, logger?: Logge
 }
 
 /** A pino logger writing JSON lines into `lines`, for checking what reaches the logs. */
-export function sinkLogger(pino: typeof import('pino').default, lines: string[]): Logger {
+export function sinkLogger(lines: string[]): Logger {
   return pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
 }

@@ -1,6 +1,5 @@
 // Telnyx's webhook route on a real Fastify app holding only its plugin, with a fake call intake and
 // a fake Telnyx API. Signatures are made with node:crypto in the helper, not with the project's code.
-import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeClientState, encodeClientState } from '../../../src/carriers/telnyx/client-state.js';
 import { createTelnyxRest } from '../../../src/carriers/telnyx/rest.js';
@@ -22,6 +21,7 @@ import {
   type TelnyxAccount,
   telnyxAccount,
   telnyxEvent,
+  telnyxHeaders,
 } from '../../helpers/telnyx-carrier.js';
 
 const account: TelnyxAccount = telnyxAccount();
@@ -46,7 +46,7 @@ afterEach(async () => {
 });
 
 async function start(overrides: Partial<TelnyxRoutesDeps> = {}): Promise<CarrierApp> {
-  const logger = sinkLogger(pino, logLines);
+  const logger = sinkLogger(logLines);
   app = await startCarrierApp(
     telnyxRoutes({
       intake,
@@ -249,7 +249,7 @@ describe('telnyx webhook verification', () => {
   it('refuses a signed body that was altered', async () => {
     const { baseUrl } = await start();
     const body = JSON.stringify(telnyxEvent('call.initiated', callPayload()));
-    const signed = await import('../../helpers/telnyx-carrier.js').then((m) => m.telnyxHeaders(body, valid));
+    const signed = telnyxHeaders(body, valid);
     const res = await fetch(`${baseUrl}/carriers/telnyx/events`, {
       method: 'POST',
       headers: signed,
