@@ -1,0 +1,160 @@
+// The Plivo REST requests callbridge makes (docs/protocols/plivo.md, "REST"): JSON with HTTP Basic
+// `AUTH_ID:AUTH_TOKEN`, each bounded by a timeout. A call that has already ended is not an error
+// when the point was to end it.
+import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
+import { restRequest } from '../rest-request.js';
+import { isDialTarget } from './xml.js';
+
+export interface PlivoRestOptions {
+  /** Base URL, `https://api.plivo.com` in production. */
+  apiUrl: string;
+  authId: string;
+  authToken: string;
+  /** Where Plivo reaches this server (a transfer points the call at our transfer route), read when needed. */
+  publicUrl: () => string;
+  timeoutMs: number;
+}
+
+export interface PlivoOriginateRequest {
+  to: string;
+  from: string;
+  /** Where Plivo asks what to do once answered (`…/carriers/plivo/answer`). */
+  answerUrl: string;
+  hangupUrl: string;
+  ringTimeoutSec?: number;
+  /** Answering-machine detection (docs/protocols/answering-machine-detection.md). */
+  machineDetection?: 'true' | 'hangup';
+  machineDetectionTimeMs?: number;
+  machineDetectionUrl?: string;
+}
+
+export interface PlivoOriginated {
+  /** Plivo's id of the request; the call's own CallUUID arrives with the answer webhook. */
+  requestUuid: string;
+}
+
+export interface PlivoCallStatus {
+  callSid: string;
+  state: 'live' | 'ended' | 'unknown';
+  /** Plivo's `call_status` (live) or `call_state` / `hangup_cause_name` (ended), bounded. */
+  detail: string | undefined;
+}
+
+export interface PlivoRest {
+  hangup(callSid: string): Promise<void>;
+  transfer(callSid: string, target: string): Promise<void>;
+  originate(request: PlivoOriginateRequest): Promise<PlivoOriginated>;
+  status(callSid: string): Promise<PlivoCallStatus>;
+}
+
+export const PLIVO_TRANSFER_PATH = '/carriers/plivo/transfer';
+
+function shortText(value: unknown): string | undefined {
+  return typeof value === 'string' && /^[A-Za-z0-9 _-]{1,64}$/.test(value) ? value : undefined;
+}
+
+export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
+  const callsUrl = `${options.apiUrl.replace(/\/+$/, '')}/v1/Account/${encodeURIComponent(options.authId)}/Call/`;
+  // Built once; the token lives only in this header, never in a message or URL.
+  const authorization = `Basic ${Buffer.from(`${options.authId}:${options.authToken}`).toString('base64')}`;
+  const callUrl = (callSid: string) => `${callsUrl}${encodeURIComponent(callSid)}/`;
+
+  async function call(
+    operation: string,
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    body?: Record<string, unknown>,
+    opts: { notFoundIsDone?: boolean } = {},
+  ): Promise<{ status: number; body: unknown }> {
+    const response = await restRequest({
+      carrier: 'plivo',
+      operation,
+      method,
+      url,
+      headers: {
+        authorization,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      timeoutMs: options.timeoutMs,
+    });
+    if (response.status >= 200 && response.status < 300) return response;
+    if (opts.notFoundIsDone && response.status === 404) return response;
+    // Plivo's error text can quote numbers from the request: only the status goes into messages.
+    throw new CarrierApiError('plivo', `plivo ${operation}: HTTP ${response.status}`, {
+      retryable: retryableStatus(response.status),
+      status: response.status,
+    });
+  }
+
+  return {
+    async hangup(callSid) {
+      // 404: Plivo no longer knows the call as live, so it has ended.
+      await call('hang up call', 'DELETE', callUrl(callSid), undefined, { notFoundIsDone: true });
+    },
+
+    async transfer(callSid, target) {
+      if (!isDialTarget(target))
+        throw new Error('plivo transfer: target must be an E.164 number or a sip: address');
+      // The A leg is sent to our transfer route, which answers with the <Dial> of the target.
+      const alegUrl = `${options.publicUrl()}${PLIVO_TRANSFER_PATH}?to=${encodeURIComponent(target)}`;
+      await call('transfer call', 'POST', callUrl(callSid), {
+        legs: 'aleg',
+        aleg_url: alegUrl,
+        aleg_method: 'POST',
+      });
+    },
+
+    async originate(request) {
+      const body: Record<string, unknown> = {
+        from: request.from.replace(/^\+/, ''),
+        to: request.to.replace(/^\+/, ''),
+        answer_url: request.answerUrl,
+        answer_method: 'POST',
+        hangup_url: request.hangupUrl,
+        hangup_method: 'POST',
+      };
+      if (request.ringTimeoutSec !== undefined) body.ring_timeout = request.ringTimeoutSec;
+      if (request.machineDetection !== undefined) {
+        body.machine_detection = request.machineDetection;
+        if (request.machineDetectionTimeMs !== undefined)
+          body.machine_detection_time = request.machineDetectionTimeMs;
+        if (request.machineDetectionUrl !== undefined) {
+          body.machine_detection_url = request.machineDetectionUrl;
+          body.machine_detection_method = 'POST';
+        }
+      }
+      const answer = await call('create call', 'POST', callsUrl, body);
+      const uuid = (answer.body as { request_uuid?: unknown } | undefined)?.request_uuid;
+      const requestUuid = Array.isArray(uuid) ? uuid[0] : uuid;
+      if (typeof requestUuid !== 'string' || requestUuid === '') {
+        // The call may exist already, so a retry could place a second one.
+        throw new CarrierApiError('plivo', 'plivo create call: response lacks request_uuid', {
+          retryable: false,
+        });
+      }
+      return { requestUuid };
+    },
+
+    async status(callSid) {
+      const live = await call('read call status', 'GET', `${callUrl(callSid)}?status=live`, undefined, {
+        notFoundIsDone: true,
+      });
+      if (live.status !== 404) {
+        const body = live.body as { call_status?: unknown } | undefined;
+        return { callSid, state: 'live', detail: shortText(body?.call_status) };
+      }
+      const ended = await call('read call status', 'GET', callUrl(callSid), undefined, {
+        notFoundIsDone: true,
+      });
+      if (ended.status === 404) return { callSid, state: 'unknown', detail: undefined };
+      const body = ended.body as { call_state?: unknown; hangup_cause_name?: unknown } | undefined;
+      return {
+        callSid,
+        state: 'ended',
+        detail: shortText(body?.call_state) ?? shortText(body?.hangup_cause_name),
+      };
+    },
+  };
+}
