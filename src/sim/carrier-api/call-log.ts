@@ -43,6 +43,13 @@ export class SimCallLog {
     return this.calls.size;
   }
 
+  /** Waits now held open. */
+  get waitCount(): number {
+    let count = 0;
+    for (const waiters of this.waiters.values()) count += waiters.size;
+    return count;
+  }
+
   get(callSid: string): SimCallRecord | undefined {
     return this.calls.get(callSid);
   }
