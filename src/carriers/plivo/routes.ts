@@ -54,6 +54,11 @@ function field(params: PlivoParams, key: string): string {
   return typeof value === 'string' && value.length <= MAX_FIELD_CHARS ? value : '';
 }
 
+/** Plivo writes numbers without the `+` (`14155551234`); routing keys are E.164. */
+export function plivoNumber(value: string): string {
+  return /^[1-9]\d{6,14}$/.test(value) ? `+${value}` : value;
+}
+
 export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
   const { intake } = deps;
   const log = deps.logger.child({ carrier: 'plivo' });
@@ -114,8 +119,8 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     const prepared = intake.prepare({
       carrier: 'plivo',
       callSid,
-      from: field(params, 'From'),
-      to: field(params, 'To'),
+      from: plivoNumber(field(params, 'From')),
+      to: plivoNumber(field(params, 'To')),
       direction: field(params, 'Direction') === 'outbound' ? 'outbound' : 'inbound',
       mediaFormat: MULAW_8K,
     });

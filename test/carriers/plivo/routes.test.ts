@@ -69,12 +69,23 @@ describe('plivo answer URL', () => {
       {
         carrier: 'plivo',
         callSid: params.CallUUID,
-        from: '15550001111',
-        to: '15550002222',
+        from: '+15550001111',
+        to: '+15550002222',
         direction: 'inbound',
         mediaFormat: { encoding: 'mulaw', sampleRate: 8000, channels: 1 },
       },
     ]);
+  });
+
+  it('keeps numbers that are not bare digits as Plivo sent them', async () => {
+    const baseUrl = await start();
+    await postPlivo(
+      baseUrl,
+      '/carriers/plivo/answer',
+      answerParams({ From: 'sip:alice@example.com', To: '+15550002222' }),
+      valid(),
+    );
+    expect(intake.prepared[0]).toMatchObject({ from: 'sip:alice@example.com', to: '+15550002222' });
   });
 
   it('marks an outbound call as such', async () => {
