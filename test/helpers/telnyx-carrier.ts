@@ -123,6 +123,48 @@ export async function postTelnyxEvent(
   return { status: res.status, body: await res.text() };
 }
 
+export interface AnnouncedCall {
+  /** The webhook's answer: 200 when taken. */
+  status: number;
+  body: string;
+  callControlId: string;
+  /** From the server's answer request to the (simulated) Telnyx API; '' when none came in time. */
+  streamUrl: string;
+  /** The answer's `client_state`, which Telnyx returns in the stream's `start`. */
+  clientState: string | null;
+  /** The whole answer request, for checks on its stream fields. */
+  answer: Record<string, unknown> | undefined;
+}
+
+/**
+ * Announces an inbound call as Telnyx does: `call.initiated` to the server, then the server's answer
+ * as the simulated carrier API at `apiUrl` recorded it (Telnyx answers through its API).
+ */
+export async function announceTelnyxCall(
+  baseUrl: string,
+  apiUrl: string,
+  signing: Signing,
+  spec: CallSpec = {},
+  opts: { waitMs?: number } = {},
+): Promise<AnnouncedCall> {
+  const payload = callPayload(spec);
+  const callControlId = String(payload.call_control_id);
+  const posted = await postTelnyxEvent(baseUrl, telnyxEvent('call.initiated', payload), signing);
+  const empty = { ...posted, callControlId, streamUrl: '', clientState: null, answer: undefined };
+  if (posted.status !== 200) return empty;
+  const res = await fetch(
+    `${apiUrl}/sim/calls/${encodeURIComponent(callControlId)}?wait=answer&timeoutMs=${opts.waitMs ?? 3000}`,
+  );
+  if (!res.ok) return empty;
+  const record = (await res.json()) as {
+    streamUrl?: string;
+    requests: Array<{ action: string; body: Record<string, unknown> }>;
+  };
+  const answer = record.requests.find((r) => r.action === 'answer')?.body;
+  const clientState = typeof answer?.client_state === 'string' ? answer.client_state : null;
+  return { ...posted, callControlId, streamUrl: record.streamUrl ?? '', clientState, answer };
+}
+
 export interface TelnyxStreamClient {
   ws: WebSocket;
   callControlId: string;
