@@ -45,7 +45,7 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
   const redisKeyPrefix = envString(env, 'REDIS_KEY_PREFIX') ?? 'callbridge:';
   const twilio = readTwilio(env, nodeEnv);
   const telnyx = readTelnyx(env, nodeEnv);
-  const plivo = readPlivo(env);
+  const plivo = readPlivo(env, nodeEnv);
   const streamTokenSecret =
     envString(env, 'STREAM_TOKEN_SECRET') ?? deriveStreamTokenSecret(twilio.authToken);
   const streamTokenTtlMs = envInt(env, 'STREAM_TOKEN_TTL_MS', { fallback: 30_000, min: 1, max: 86_400_000 });

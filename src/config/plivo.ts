@@ -7,13 +7,15 @@ export interface PlivoConfig {
   authId: string | null;
   authToken: string | null;
   apiUrl: string;
+  /** NODE_ENV=production without an auth token: every Plivo request is refused. */
+  refuseUnverified: boolean;
 }
 
 // Plivo's ids are uppercase letters and digits (MA… for accounts, SA… for subaccounts); the id goes
 // into REST paths, so nothing else is accepted.
 const AUTH_ID = /^[A-Za-z0-9]{10,64}$/;
 
-export function readPlivo(env: Env): PlivoConfig {
+export function readPlivo(env: Env, nodeEnv: string): PlivoConfig {
   const authId = envString(env, 'PLIVO_AUTH_ID') ?? null;
   const authToken = envString(env, 'PLIVO_AUTH_TOKEN') ?? null;
   if (authId !== null && !AUTH_ID.test(authId)) {
@@ -26,5 +28,5 @@ export function readPlivo(env: Env): PlivoConfig {
     throw envError('PLIVO_AUTH_ID', 'required when PLIVO_AUTH_TOKEN is set');
   }
   const apiUrl = envUrl(env, 'PLIVO_API_URL', BASE_URL(['http', 'https'])) ?? 'https://api.plivo.com';
-  return { authId, authToken, apiUrl };
+  return { authId, authToken, apiUrl, refuseUnverified: nodeEnv === 'production' && authToken === null };
 }

@@ -14,6 +14,8 @@ export interface TelnyxConfig {
   connectionId: string | null;
   apiUrl: string;
   streamCodec: TelnyxStreamCodec;
+  /** NODE_ENV=production without a public key: every Telnyx webhook is refused. */
+  refuseUnverified: boolean;
 }
 
 const ED25519_PUBLIC_KEY_BYTES = 32;
@@ -40,7 +42,8 @@ export function readTelnyx(env: Env, nodeEnv: string): TelnyxConfig {
   }
   const apiUrl = envUrl(env, 'TELNYX_API_URL', BASE_URL(['http', 'https'])) ?? 'https://api.telnyx.com';
   const streamCodec = envOneOf(env, 'TELNYX_STREAM_CODEC', TELNYX_STREAM_CODECS, 'PCMU');
-  return { apiKey, publicKeys, connectionId, apiUrl, streamCodec };
+  const refuseUnverified = nodeEnv === 'production' && publicKeys.length === 0;
+  return { apiKey, publicKeys, connectionId, apiUrl, streamCodec, refuseUnverified };
 }
 
 /** Canonical base64 of exactly 32 bytes (padding included). */

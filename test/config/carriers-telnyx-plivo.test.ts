@@ -22,6 +22,7 @@ describe('Telnyx variables', () => {
       connectionId: null,
       apiUrl: 'https://api.telnyx.com',
       streamCodec: 'PCMU',
+      refuseUnverified: false,
     });
   });
 
@@ -40,6 +41,7 @@ describe('Telnyx variables', () => {
       connectionId: '1293384261075731499',
       apiUrl: 'http://127.0.0.1:9999',
       streamCodec: 'L16',
+      refuseUnverified: false,
     });
   });
 
@@ -92,13 +94,20 @@ describe('Telnyx variables', () => {
       load({ ...PRODUCTION, TELNYX_API_KEY: 'k', TELNYX_PUBLIC_KEY: publicKeyBase64() }).telnyx.apiKey,
     ).toBe('k');
     // With nothing of Telnyx set, production starts and refuses Telnyx's webhooks.
-    expect(load(PRODUCTION).telnyx.publicKeys).toEqual([]);
+    expect(load(PRODUCTION).telnyx).toMatchObject({ publicKeys: [], refuseUnverified: true });
+    const verified = load({ ...PRODUCTION, TELNYX_PUBLIC_KEY: publicKeyBase64() }).telnyx;
+    expect(verified.refuseUnverified).toBe(false);
   });
 });
 
 describe('Plivo variables', () => {
   it('defaults to no credentials and the public API', () => {
-    expect(load({}).plivo).toEqual({ authId: null, authToken: null, apiUrl: 'https://api.plivo.com' });
+    expect(load({}).plivo).toEqual({
+      authId: null,
+      authToken: null,
+      apiUrl: 'https://api.plivo.com',
+      refuseUnverified: false,
+    });
   });
 
   it('reads every variable', () => {
@@ -111,7 +120,14 @@ describe('Plivo variables', () => {
       authId: 'MAXXXXXXXXXXXXXXXXXX',
       authToken: 'plivo-token',
       apiUrl: 'http://127.0.0.1:9998',
+      refuseUnverified: false,
     });
+  });
+
+  it('refuses Plivo requests in production when no token is set', () => {
+    expect(load(PRODUCTION).plivo.refuseUnverified).toBe(true);
+    const config = load({ ...PRODUCTION, PLIVO_AUTH_ID: 'MAXXXXXXXXXXXXXXXXXX', PLIVO_AUTH_TOKEN: 't' });
+    expect(config.plivo.refuseUnverified).toBe(false);
   });
 
   it('wants the Auth ID and token together', () => {

@@ -71,7 +71,7 @@ export function createPlivoAdapter(
       plivoRoutes({
         intake,
         authToken: settings.authToken,
-        refuseUnverified: config.nodeEnv === 'production',
+        refuseUnverified: settings.refuseUnverified,
         publicUrl: () => config.publicUrl,
         logger: deps.logger,
         metrics: deps.metrics,

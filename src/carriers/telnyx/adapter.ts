@@ -82,7 +82,7 @@ export function createTelnyxAdapter(
         intake,
         rest,
         publicKeys,
-        refuseUnverified: config.nodeEnv === 'production',
+        refuseUnverified: settings.refuseUnverified,
         codec: settings.streamCodec,
         logger: deps.logger,
         metrics: deps.metrics,
