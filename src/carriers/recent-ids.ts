@@ -23,6 +23,11 @@ export class RecentIds {
     return false;
   }
 
+  /** Forgets `id`, so it is new again (what it guarded did not happen after all). */
+  forget(id: string): void {
+    this.expiresAt.delete(id);
+  }
+
   get size(): number {
     return this.expiresAt.size;
   }

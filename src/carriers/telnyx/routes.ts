@@ -6,7 +6,7 @@ import type { KeyObject } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { MediaFormat } from '../../audio/format.js';
-import type { CallIntake } from '../../call/carrier-port.js';
+import type { CallIntake, PreparedCall } from '../../call/carrier-port.js';
 import type { TelnyxStreamCodec } from '../../config/telnyx.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -118,14 +118,21 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
       log.error({ callSid }, 'TELNYX_API_KEY is not set: the call cannot be answered');
       return;
     }
-    const prepared = intake.prepare({
-      carrier: 'telnyx',
-      callSid,
-      from: call.from,
-      to: call.to,
-      direction: 'inbound',
-      mediaFormat: telnyxMediaFormat(deps.codec),
-    });
+    let prepared: PreparedCall;
+    try {
+      prepared = intake.prepare({
+        carrier: 'telnyx',
+        callSid,
+        from: call.from,
+        to: call.to,
+        direction: 'inbound',
+        mediaFormat: telnyxMediaFormat(deps.codec),
+      });
+    } catch (err) {
+      // Telnyx retries a webhook that failed: the retry must be answered, not taken for a repeat.
+      initiated.forget(callSid);
+      throw err;
+    }
     log.info({ callSid, profile: prepared.profile }, 'telnyx call initiated: answering with a media stream');
     after('answer call', callSid, (api) =>
       api.answer(callSid, {

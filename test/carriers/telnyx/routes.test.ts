@@ -140,6 +140,21 @@ describe('telnyx call.initiated', () => {
     expect(api.requests).toHaveLength(1);
   });
 
+  it('answers the retry of a call.initiated whose preparation failed', async () => {
+    const { baseUrl } = await start();
+    const prepare = intake.prepare.bind(intake);
+    let failures = 1;
+    intake.prepare = (call) => {
+      if (failures-- > 0) throw new Error('store unavailable');
+      return prepare(call);
+    };
+    const event = telnyxEvent('call.initiated', callPayload());
+    expect((await postTelnyxEvent(baseUrl, event, valid)).status).toBe(500);
+    expect((await postTelnyxEvent(baseUrl, event, valid)).status).toBe(200);
+    await api.waitFor((r) => r.path.endsWith('/actions/answer'));
+    expect(intake.prepared).toHaveLength(1);
+  });
+
   it('leaves our own outbound calls alone', async () => {
     const { baseUrl } = await start();
     const answer = await postTelnyxEvent(
