@@ -106,7 +106,8 @@ export async function startSimulatedCarrierApi(
     let call = calls.get(callSid);
     if (wait !== null) {
       const ready = readiness(wait);
-      if (ready === undefined) return ourError(400, 'CALLBRIDGE_BAD_REQUEST', 'wait must be answer, speak or end');
+      if (ready === undefined)
+        return ourError(400, 'CALLBRIDGE_BAD_REQUEST', 'wait must be answer, speak or end');
       const requested = Number(url.searchParams.get('timeoutMs') ?? '10000');
       const timeoutMs = Number.isFinite(requested) ? Math.min(Math.max(requested, 0), MAX_WAIT_MS) : 10_000;
       if (waiting >= MAX_WAITS) return ourError(503, 'CALLBRIDGE_UNAVAILABLE', 'too many waits at once');
