@@ -18,7 +18,10 @@ export interface PlivoRestOptions {
 export interface PlivoOriginateRequest {
   to: string;
   from: string;
-  /** Where Plivo asks what to do once answered (`…/carriers/plivo/answer`). */
+  /**
+   * Where Plivo asks what to do once answered: `…/carriers/plivo/answer`, with `?context=…` to carry
+   * the call's outbound context to `CallIntake.prepare()`.
+   */
   answerUrl: string;
   hangupUrl: string;
   ringTimeoutSec?: number;

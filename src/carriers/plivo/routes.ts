@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { MULAW_8K } from '../../audio/format.js';
-import type { CallIntake } from '../../call/carrier-port.js';
+import type { CallAnnouncement, CallIntake } from '../../call/carrier-port.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { RecentIds } from '../recent-ids.js';
@@ -37,6 +37,7 @@ const NONCE_MEMORY_MS = 60 * 60_000;
 const NONCE_MEMORY_ENTRIES = 100_000;
 const XML = 'text/xml; charset=utf-8';
 const MAX_FIELD_CHARS = 256;
+const MAX_CONTEXT_CHARS = 2048;
 
 function parseForm(raw: Buffer): PlivoParams {
   const params: PlivoParams = Object.create(null);
@@ -52,6 +53,14 @@ function parseForm(raw: Buffer): PlivoParams {
 function field(params: PlivoParams, key: string): string {
   const value = params[key];
   return typeof value === 'string' && value.length <= MAX_FIELD_CHARS ? value : '';
+}
+
+/** The `context` query parameter of the answer URL, bounded; undefined when absent. */
+function answerContext(url: string): string | undefined {
+  const queryAt = url.indexOf('?');
+  if (queryAt === -1) return undefined;
+  const context = new URLSearchParams(url.slice(queryAt + 1)).get('context');
+  return context !== null && context !== '' && context.length <= MAX_CONTEXT_CHARS ? context : undefined;
 }
 
 /** Plivo writes numbers without the `+` (`14155551234`); routing keys are E.164. */
@@ -116,14 +125,18 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       const { message, redirectUrl } = intake.decline;
       return reply.send(redirectUrl ? redirectXml(redirectUrl) : speakHangupXml(message));
     }
-    const prepared = intake.prepare({
+    const announcement: CallAnnouncement = {
       carrier: 'plivo',
       callSid,
       from: plivoNumber(field(params, 'From')),
       to: plivoNumber(field(params, 'To')),
       direction: field(params, 'Direction') === 'outbound' ? 'outbound' : 'inbound',
       mediaFormat: MULAW_8K,
-    });
+    };
+    // An outbound call's context rides on the answer URL it was placed with (signed with it).
+    const context = answerContext(req.url);
+    if (context !== undefined) announcement.context = context;
+    const prepared = intake.prepare(announcement);
     log.info({ callSid, profile: prepared.profile }, 'plivo answer URL answered with a media stream');
     return reply.header('x-callbridge-observer', prepared.observerToken).send(
       streamXml({

@@ -88,10 +88,13 @@ describe('plivo answer URL', () => {
     expect(intake.prepared[0]).toMatchObject({ from: 'sip:alice@example.com', to: '+15550002222' });
   });
 
-  it('marks an outbound call as such', async () => {
+  it('marks an outbound call as such, with the context its answer URL carries', async () => {
     const baseUrl = await start();
-    await postPlivo(baseUrl, '/carriers/plivo/answer', answerParams({ Direction: 'outbound' }), valid());
-    expect(intake.prepared[0]!.direction).toBe('outbound');
+    const path = '/carriers/plivo/answer?context=campaign%3Ac1%2Ccontact%3A9';
+    await postPlivo(baseUrl, path, answerParams({ Direction: 'outbound' }), valid());
+    expect(intake.prepared[0]).toMatchObject({ direction: 'outbound', context: 'campaign:c1,contact:9' });
+    await postPlivo(baseUrl, '/carriers/plivo/answer', answerParams(), valid());
+    expect(intake.prepared[1]!.context).toBeUndefined();
   });
 
   it('declines politely when not admitted: spoken message, then hang-up', async () => {
