@@ -151,8 +151,14 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
       case 'call.answered': {
         const call = readCallFields(webhook);
         if (decodeClientState(call.clientState)?.decline) {
+          // If the message cannot be spoken, the caller is not left on a silent line.
           after('speak', call.callSid, (api) =>
-            api.speak(call.callSid, intake.decline.message, encodeClientState({ decline: true })),
+            api
+              .speak(call.callSid, intake.decline.message, encodeClientState({ decline: true }))
+              .catch(async (err: unknown) => {
+                await api.hangup(call.callSid).catch(() => undefined);
+                throw err;
+              }),
           );
         } else {
           log.info({ callSid: call.callSid }, 'telnyx call answered');

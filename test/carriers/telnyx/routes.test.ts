@@ -219,6 +219,17 @@ describe('telnyx declined calls', () => {
     ]);
   });
 
+  it('hangs up a declined call whose message cannot be spoken', async () => {
+    const { baseUrl } = await start();
+    api.respond((req, res) =>
+      req.path.endsWith('/actions/speak') ? jsonReply(500)(req, res) : jsonReply(200, {})(req, res),
+    );
+    const clientState = encodeClientState({ decline: true });
+    await postTelnyxEvent(baseUrl, telnyxEvent('call.answered', callPayload({ clientState })), valid);
+    await api.waitFor((r) => r.path.endsWith('/actions/hangup'));
+    await expect.poll(() => apiCount('speak', 'failed')).toBe(1);
+  });
+
   it('does not speak on calls it did not decline', async () => {
     const { baseUrl } = await start();
     const clientState = encodeClientState({ token: 't' });
