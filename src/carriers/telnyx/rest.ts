@@ -1,6 +1,7 @@
 // The Telnyx Call Control requests callbridge makes (docs/protocols/telnyx.md, "REST"): JSON with a
 // Bearer API key, each bounded by a timeout. A call that has already ended is not an error when the
 // point was to end it.
+import { createHash } from 'node:crypto';
 import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
 import { restRequest } from '../rest-request.js';
 import type { TelnyxStreamCodec } from '../../config/telnyx.js';
@@ -82,6 +83,14 @@ export function telnyxStreamFields(mediaUrl: string, codec: TelnyxStreamCodec): 
   };
 }
 
+/**
+ * Telnyx ignores a command whose `command_id` it has already seen: derived from the call and the
+ * command, a repeat (a retry, or a second instance answering the same webhook) does nothing twice.
+ */
+export function telnyxCommandId(callSid: string, command: string, detail = ''): string {
+  return createHash('sha256').update(`${callSid}\n${command}\n${detail}`).digest('hex').slice(0, 32);
+}
+
 // Only Telnyx's short error code goes into messages: titles and details may quote numbers.
 function telnyxErrorCode(body: unknown): string | undefined {
   const errors = (body as { errors?: unknown } | undefined)?.errors;
@@ -137,7 +146,10 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
 
   return {
     async answer(callSid, opts) {
-      const body: Record<string, unknown> = { client_state: opts.clientState };
+      const body: Record<string, unknown> = {
+        client_state: opts.clientState,
+        command_id: telnyxCommandId(callSid, 'answer'),
+      };
       if (opts.mediaUrl !== undefined) Object.assign(body, telnyxStreamFields(opts.mediaUrl, opts.codec));
       await call('answer call', 'POST', action(callSid, 'answer'), body);
     },
@@ -148,6 +160,7 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
         voice: 'female',
         language: 'en-US',
         client_state: clientState,
+        command_id: telnyxCommandId(callSid, 'speak', text),
       });
     },
 
@@ -156,17 +169,26 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
         'reject call',
         'POST',
         action(callSid, 'reject'),
-        { cause: 'CALL_REJECTED' },
+        { cause: 'CALL_REJECTED', command_id: telnyxCommandId(callSid, 'reject') },
         { alreadyEndedIsDone: true },
       );
     },
 
     async hangup(callSid) {
-      await call('hang up call', 'POST', action(callSid, 'hangup'), {}, { alreadyEndedIsDone: true });
+      await call(
+        'hang up call',
+        'POST',
+        action(callSid, 'hangup'),
+        { command_id: telnyxCommandId(callSid, 'hangup') },
+        { alreadyEndedIsDone: true },
+      );
     },
 
     async transfer(callSid, target) {
-      await call('transfer call', 'POST', action(callSid, 'transfer'), { to: target });
+      await call('transfer call', 'POST', action(callSid, 'transfer'), {
+        to: target,
+        command_id: telnyxCommandId(callSid, 'transfer', target),
+      });
     },
 
     async originate(request) {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CarrierApiError } from '../../../src/carriers/carrier-api-error.js';
-import { createTelnyxRest } from '../../../src/carriers/telnyx/rest.js';
+import { createTelnyxRest, telnyxCommandId } from '../../../src/carriers/telnyx/rest.js';
 import {
   type FakeCarrierApi,
   jsonReply,
@@ -47,6 +47,7 @@ describe('telnyx REST client', () => {
     expect(req!.headers['content-type']).toBe('application/json');
     expect(req!.json).toEqual({
       client_state: 'c3Q=',
+      command_id: telnyxCommandId(CALL, 'answer'),
       stream_url: 'wss://bridge.example/media/telnyx/i-1/tok',
       stream_track: 'inbound_track',
       stream_codec: 'PCMU',
@@ -65,7 +66,7 @@ describe('telnyx REST client', () => {
       stream_bidirectional_sampling_rate: 16000,
     });
     await client().answer(CALL, { codec: 'PCMU', clientState: 's' });
-    expect(api.requests[1]!.json).toEqual({ client_state: 's' });
+    expect(api.requests[1]!.json).toEqual({ client_state: 's', command_id: telnyxCommandId(CALL, 'answer') });
   });
 
   it('speaks, rejects, hangs up and transfers through the call actions', async () => {
@@ -77,12 +78,32 @@ describe('telnyx REST client', () => {
     expect(api.requests.map((r) => [r.path, r.json])).toEqual([
       [
         `${ACTIONS}/speak`,
-        { payload: 'Please call back.', voice: 'female', language: 'en-US', client_state: 'cs' },
+        {
+          payload: 'Please call back.',
+          voice: 'female',
+          language: 'en-US',
+          client_state: 'cs',
+          command_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+        },
       ],
-      [`${ACTIONS}/reject`, { cause: 'CALL_REJECTED' }],
-      [`${ACTIONS}/hangup`, {}],
-      [`${ACTIONS}/transfer`, { to: '+15550100' }],
+      [`${ACTIONS}/reject`, { cause: 'CALL_REJECTED', command_id: telnyxCommandId(CALL, 'reject') }],
+      [`${ACTIONS}/hangup`, { command_id: telnyxCommandId(CALL, 'hangup') }],
+      [
+        `${ACTIONS}/transfer`,
+        { to: '+15550100', command_id: telnyxCommandId(CALL, 'transfer', '+15550100') },
+      ],
     ]);
+  });
+
+  it('names each command by its call and kind, so Telnyx ignores a repeat', async () => {
+    api = await startFakeCarrierApi();
+    await client().hangup(CALL);
+    await client().hangup(CALL);
+    await client().hangup('v3:another');
+    const ids = api.requests.map((r) => (r.json as { command_id: string }).command_id);
+    expect(ids[0]).toBe(ids[1]);
+    expect(ids[2]).not.toBe(ids[0]);
+    expect(telnyxCommandId(CALL, 'transfer', '+1')).not.toBe(telnyxCommandId(CALL, 'transfer', '+2'));
   });
 
   it('treats hanging up a call that already ended (422, code 90018) as done', async () => {
