@@ -1,4 +1,4 @@
-// The Plivo Audio Streams codec (docs/protocols/plivo.md, "Media stream"): JSON text frames both
+// The Plivo Audio Streams codec (docs/protocols/plivo.md sections 3 to 5): JSON text frames both
 // ways. `playAudio` carries agent audio, `checkpoint` is the mark (echoed as `playedStream` once the
 // audio before it played), `clearAudio` is confirmed by `clearedAudio`. Pure parse and serialize,
 // one instance per connection.

@@ -1,4 +1,4 @@
-// The Plivo REST requests callbridge makes (docs/protocols/plivo.md, "REST"): JSON with HTTP Basic
+// The Plivo REST requests callbridge makes (docs/protocols/plivo.md sections 8 and 9): JSON with HTTP Basic
 // `AUTH_ID:AUTH_TOKEN`, each bounded by a timeout. A call that has already ended is not an error
 // when the point was to end it.
 import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
@@ -25,7 +25,7 @@ export interface PlivoOriginateRequest {
   answerUrl: string;
   hangupUrl: string;
   ringTimeoutSec?: number;
-  /** Answering-machine detection (docs/protocols/answering-machine-detection.md). */
+  /** Answering-machine detection (docs/protocols/answering-machine-detection.md section 5). */
   machineDetection?: 'true' | 'hangup';
   machineDetectionTimeMs?: number;
   machineDetectionUrl?: string;

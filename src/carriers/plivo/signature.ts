@@ -1,4 +1,4 @@
-// X-Plivo-Signature-V3 (docs/protocols/plivo.md, "Webhook signatures"): base64(HMAC-SHA256(auth
+// X-Plivo-Signature-V3 (docs/protocols/plivo.md section 7): base64(HMAC-SHA256(auth
 // token, `<url>.<nonce>`)), the nonce in X-Plivo-Signature-V3-Nonce. For a POST, `<url>` is the URL
 // without its query, then `?` and the query's parameters sorted (`k=v&…`), then `.` when there was
 // a query, then the POST parameters sorted, as `key` + `value`. The header may hold several

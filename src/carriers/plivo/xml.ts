@@ -1,4 +1,4 @@
-// Plivo XML answers (docs/protocols/plivo.md, "Answer URL"): the bidirectional <Stream> that
+// Plivo XML answers (docs/protocols/plivo.md section 2): the bidirectional <Stream> that
 // connects a call to its media socket, the polite decline, the redirect, and the <Dial> a transfer
 // leads to. Every value is escaped.
 import { escapeXmlAttribute, escapeXmlText } from '../xml-escape.js';

@@ -1,5 +1,5 @@
-// What callbridge keeps in a Telnyx call's `client_state` (docs/protocols/telnyx.md, "Call
-// Control"): Telnyx returns it, base64 as given, on every later webhook of the call and in the
+// What callbridge keeps in a Telnyx call's `client_state` (docs/protocols/telnyx.md sections 2
+// and 10): Telnyx returns it, base64 as given, on every later webhook of the call and in the
 // media stream's `start`. It carries the stream token (one more channel besides the media URL's
 // path) and marks a call being declined, so the polite decline needs no state of our own.
 

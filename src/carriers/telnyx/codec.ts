@@ -1,4 +1,4 @@
-// The Telnyx media stream codec (docs/protocols/telnyx.md, "Media stream"): JSON text frames both
+// The Telnyx media stream codec (docs/protocols/telnyx.md sections 3 to 5): JSON text frames both
 // ways. Pure parse and serialize, one instance per connection. Frames carrying a `sequence_number`
 // are put back in order within a small window, since Telnyx does not guarantee it.
 import type { AudioEncoding, MediaFormat } from '../../audio/format.js';

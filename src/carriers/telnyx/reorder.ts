@@ -1,4 +1,4 @@
-// Telnyx does not guarantee the order of media frames (docs/protocols/telnyx.md, "Media"): frames
+// Telnyx does not guarantee the order of media frames (docs/protocols/telnyx.md section 3): frames
 // are put back in `sequence_number` order within a small window. A frame ahead of a missing one is
 // held; held frames are released in order when the gap fills, or when more than `maxHeld` are
 // waiting (the missing frame is then given up). Pure bookkeeping: no timers, one per stream.

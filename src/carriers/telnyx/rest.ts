@@ -1,4 +1,4 @@
-// The Telnyx Call Control requests callbridge makes (docs/protocols/telnyx.md, "REST"): JSON with a
+// The Telnyx Call Control requests callbridge makes (docs/protocols/telnyx.md sections 8 and 9): JSON with a
 // Bearer API key, each bounded by a timeout. A call that has already ended is not an error when the
 // point was to end it.
 import { createHash } from 'node:crypto';
@@ -15,8 +15,8 @@ export interface TelnyxRestOptions {
   timeoutMs: number;
 }
 
-/** Telnyx's answering-machine detection modes (docs/protocols/answering-machine-detection.md). */
-export type TelnyxAmdMode = 'detect' | 'detect_beep' | 'detect_words' | 'greeting_end' | 'premium';
+/** Telnyx's answering-machine detection modes (docs/protocols/answering-machine-detection.md section 4). */
+export type TelnyxAmdMode = 'detect' | 'detect_beep' | 'greeting_end' | 'premium';
 
 export interface TelnyxOriginateRequest {
   to: string;
@@ -28,6 +28,8 @@ export interface TelnyxOriginateRequest {
   codec: TelnyxStreamCodec;
   clientState?: string;
   amd?: TelnyxAmdMode;
+  /** Passed as `answering_machine_detection_config` (timeouts and thresholds), as Telnyx names them. */
+  amdConfig?: Record<string, number>;
   /** Seconds to ring before giving up. */
   timeoutSecs?: number;
 }
@@ -68,8 +70,8 @@ export function telnyxStreamRate(codec: TelnyxStreamCodec): number {
 }
 
 /**
- * Bidirectional RTP streaming of the caller's leg, in one codec both ways (docs/protocols/
- * telnyx.md, "Call Control"): `mp3`, the default mode, is one-way in practice.
+ * Bidirectional RTP streaming of the caller's leg, in one codec both ways
+ * (docs/protocols/telnyx.md section 2): `mp3`, the default mode, is one-way in practice.
  */
 export function telnyxStreamFields(mediaUrl: string, codec: TelnyxStreamCodec): Record<string, unknown> {
   return {
@@ -207,6 +209,9 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
       };
       if (request.clientState !== undefined) body.client_state = request.clientState;
       if (request.amd !== undefined) body.answering_machine_detection = request.amd;
+      if (request.amd !== undefined && request.amdConfig !== undefined) {
+        body.answering_machine_detection_config = request.amdConfig;
+      }
       if (request.timeoutSecs !== undefined) body.timeout_secs = request.timeoutSecs;
       const answer = await call('create call', 'POST', base, body);
       const data = (answer as { data?: Record<string, unknown> } | undefined)?.data;

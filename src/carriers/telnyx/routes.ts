@@ -1,4 +1,4 @@
-// Telnyx's webhooks (docs/protocols/telnyx.md, "Call Control"): `POST /carriers/telnyx/events`,
+// Telnyx's webhooks (docs/protocols/telnyx.md section 2): `POST /carriers/telnyx/events`,
 // verified with Ed25519 when the public key is set. Telnyx is answered 200 at once; what the event
 // asks for (answering with a media stream, the polite decline) runs after, through the REST API,
 // bounded by its timeout, its failure logged and counted.

@@ -1,4 +1,4 @@
-// Telnyx webhook signatures (docs/protocols/telnyx.md, "Webhook signatures"): an Ed25519 signature,
+// Telnyx webhook signatures (docs/protocols/telnyx.md section 7): an Ed25519 signature,
 // base64 in `telnyx-signature-ed25519`, over `${telnyx-timestamp}|${raw body}`, checked with the
 // account's public key. Timestamps more than 300 s from now are refused, so a captured webhook
 // cannot be replayed later.

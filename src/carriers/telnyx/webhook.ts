@@ -1,4 +1,4 @@
-// Reads a Telnyx Call Control webhook (docs/protocols/telnyx.md, "Call Control"): JSON
+// Reads a Telnyx Call Control webhook (docs/protocols/telnyx.md section 2): JSON
 // `{data: {event_type, id, payload: {call_control_id, from, to, direction, client_state, …}}}`.
 // Strict about what callbridge acts on, tolerant of everything else.
 import { BadRequestError } from '../../errors.js';

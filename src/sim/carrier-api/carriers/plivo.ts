@@ -1,4 +1,4 @@
-// Plivo's REST API as the simulated carrier answers it (docs/protocols/plivo.md, "REST"): Basic
+// Plivo's REST API as the simulated carrier answers it (docs/protocols/plivo.md section 8): Basic
 // auth whose Auth ID matches the path, hang-up `DELETE /v1/Account/{id}/Call/{uuid}/` (204; 404 once
 // the call is gone), transfer `POST …/Call/{uuid}/` (202), outbound `POST …/Call/` (201 with a
 // request_uuid), and a call's status `GET …/Call/{uuid}/` (`?status=live` for a live call).

@@ -1,4 +1,4 @@
-// Telnyx's Call Control API as the simulated carrier answers it (docs/protocols/telnyx.md, "REST"):
+// Telnyx's Call Control API as the simulated carrier answers it (docs/protocols/telnyx.md section 8):
 // Bearer auth, call actions on `/v2/calls/{call_control_id}/actions/{action}`, outbound calls on
 // `POST /v2/calls`, a call's status on `GET /v2/calls/{call_control_id}`. A command on a call that
 // has ended gets Telnyx's 422 with code 90018.

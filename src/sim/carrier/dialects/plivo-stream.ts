@@ -1,4 +1,4 @@
-// Plivo's side of a bidirectional Audio Stream (docs/protocols/plivo.md, "Media stream"): JSON text
+// Plivo's side of a bidirectional Audio Stream (docs/protocols/plivo.md sections 3 to 5): JSON text
 // frames, `start` then one `media` per 20 ms of caller audio, agent audio in `playAudio`, a
 // `checkpoint` answered by `playedStream` once the audio before it played, `clearAudio` answered by
 // `clearedAudio`. The extra headers of the <Stream> come back in `start` and on every `media`.

@@ -1,4 +1,4 @@
-// Reads the answer URL's XML the way Plivo acts on it (docs/protocols/plivo.md, "Answer URL"): a
+// Reads the answer URL's XML the way Plivo acts on it (docs/protocols/plivo.md section 2): a
 // <Stream> opens the media stream its text names; <Speak> then <Hangup/> declines; <Redirect> sends
 // the call elsewhere. A deliberately small reader for these elements, not a general XML parser.
 import { decodeEntities } from '../twiml.js';

@@ -1,4 +1,4 @@
-// Telnyx's side of a bidirectional media stream (docs/protocols/telnyx.md, "Media stream"): JSON
+// Telnyx's side of a bidirectional media stream (docs/protocols/telnyx.md sections 3 to 5): JSON
 // text frames, `connected` then `start`, one `media` per 20 ms of caller audio with a
 // `sequence_number` (as a string), agent audio in `media` frames of 20 ms to 30 s, marks echoed once
 // the audio before them played, `clear` flushing queued audio (and releasing marks) with no

@@ -1,5 +1,5 @@
-// Telnyx's Call Control webhooks as the simulated carrier sends them (docs/protocols/telnyx.md,
-// "Call Control"): JSON `{data: {event_type, id, occurred_at, payload}}`, signed with Ed25519 over
+// Telnyx's Call Control webhooks as the simulated carrier sends them (docs/protocols/telnyx.md
+// sections 2 and 7): JSON `{data: {event_type, id, occurred_at, payload}}`, signed with Ed25519 over
 // `${telnyx-timestamp}|${body}` when the account's key is in the environment. Real Telnyx signs with
 // its private key; the simulation needs that key's seed (`CALLBRIDGE_SIM_TELNYX_PRIVATE_KEY`,
 // base64 of 32 bytes), the counterpart of the server's TELNYX_PUBLIC_KEY.
