@@ -31,7 +31,7 @@ export function createPlivoSimStream(spec: PlivoStreamSpec): SimStream {
   let sequence = 0;
   let chunk = 0;
   const frame = (message: Record<string, unknown>): string =>
-    JSON.stringify({ event: message.event, sequenceNumber: sequence++, streamId, ...message });
+    JSON.stringify({ event: message.event, sequenceNumber: ++sequence, streamId, ...message });
 
   function playAudio(media: unknown): SimServerEvent[] {
     const m = (media ?? {}) as { payload?: unknown; contentType?: unknown; sampleRate?: unknown };
