@@ -1,6 +1,5 @@
-// The error every carrier REST client raises. Retries branch on `retryable` and `code`, never on a
-// status compared in several places: 5xx, 429, timeouts and network errors may be retried; other
-// 4xx may not.
+// A carrier REST call that failed, for every carrier's REST client. Retries branch on `retryable`
+// (5xx, 429, timeouts, network errors) and on `code`, never on the message.
 
 export const CARRIER_API_ERROR_CODE = 'CALLBRIDGE_CARRIER_API';
 
@@ -10,23 +9,22 @@ export class CarrierApiError extends Error {
   readonly retryable: boolean;
   /** HTTP status, absent when no response arrived. */
   readonly status: number | undefined;
-  /** The carrier's own error code from the response body, when it sent a short one. */
+  /** The carrier's own error code or type from the response body, when it sent one. */
   readonly carrierCode: string | undefined;
   constructor(
-    carrier: string,
     message: string,
-    opts: { retryable: boolean; status?: number; carrierCode?: string; cause?: unknown },
+    opts: { carrier: string; retryable: boolean; status?: number; carrierCode?: string; cause?: unknown },
   ) {
     super(message, { cause: opts.cause });
     this.name = 'CarrierApiError';
-    this.carrier = carrier;
+    this.carrier = opts.carrier;
     this.retryable = opts.retryable;
     this.status = opts.status;
     this.carrierCode = opts.carrierCode;
   }
 }
 
-/** Whether an HTTP status from a carrier API is worth retrying. */
+/** 5xx and 429 are worth trying again; any other refusal will be refused again. */
 export function retryableStatus(status: number): boolean {
   return status >= 500 || status === 429;
 }

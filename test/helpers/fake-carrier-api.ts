@@ -1,73 +1,65 @@
-// A carrier REST API as a test double on an ephemeral loopback port: records every request and
-// answers with whatever the test's responder says (default: 200 `{}`).
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+// A carrier's REST API as a test double on an ephemeral port: records every request and answers
+// as the test scripts it (a status and JSON body, a delay, or no answer at all).
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface RecordedApiRequest {
+export interface FakeApiRequest {
   method: string;
   path: string;
-  headers: IncomingMessage['headers'];
+  authorization: string | undefined;
+  contentType: string | undefined;
   body: string;
-  /** The body read as JSON, or undefined. */
-  json: unknown;
-  /** The body read as a form. */
-  form: Record<string, string>;
 }
 
-export type ApiResponder = (req: RecordedApiRequest, res: ServerResponse) => void;
+export type FakeApiAnswer = { status: number; body?: unknown; delayMs?: number } | 'hang';
+export type FakeApiResponder = (req: FakeApiRequest) => FakeApiAnswer;
 
 export interface FakeCarrierApi {
   url: string;
-  requests: RecordedApiRequest[];
-  /** Replaces the responder for requests from now on. */
-  respond(responder: ApiResponder): void;
-  waitFor(predicate: (r: RecordedApiRequest) => boolean): Promise<RecordedApiRequest>;
+  requests: FakeApiRequest[];
+  /** Replaces how the API answers from now on. */
+  respond(responder: FakeApiResponder): void;
+  /** Resolves with the first request matching `predicate`, at once if it already arrived. */
+  waitFor(predicate: (r: FakeApiRequest) => boolean): Promise<FakeApiRequest>;
   close(): Promise<void>;
 }
 
-export function jsonReply(status: number, body?: unknown): ApiResponder {
-  return (_req, res) => {
-    if (body === undefined) {
-      res.writeHead(status);
-      res.end();
-      return;
-    }
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
-  };
-}
-
-/** Never answers: for timeouts. */
-export const silent: ApiResponder = () => {};
-
-export async function startFakeCarrierApi(
-  responder: ApiResponder = jsonReply(200, {}),
-): Promise<FakeCarrierApi> {
-  let current = responder;
-  const requests: RecordedApiRequest[] = [];
+export async function startFakeCarrierApi(responder: FakeApiResponder): Promise<FakeCarrierApi> {
+  const requests: FakeApiRequest[] = [];
   const listeners: Array<() => void> = [];
+  let current = responder;
+  const timers = new Set<NodeJS.Timeout>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      let json: unknown;
-      try {
-        json = body === '' ? undefined : JSON.parse(body);
-      } catch {
-        json = undefined;
-      }
-      const recorded: RecordedApiRequest = {
+      const recorded: FakeApiRequest = {
         method: req.method ?? '',
         path: req.url ?? '',
-        headers: req.headers,
-        body,
-        json,
-        form: Object.fromEntries(new URLSearchParams(body)),
+        authorization: req.headers.authorization,
+        contentType: req.headers['content-type'],
+        body: Buffer.concat(chunks).toString('utf8'),
       };
       requests.push(recorded);
-      for (const listener of listeners.splice(0)) listener();
-      current(recorded, res);
+      for (const l of listeners.splice(0)) l();
+      const answer = current(recorded);
+      if (answer === 'hang') return;
+      const send = () => {
+        if (answer.body === undefined) {
+          res.writeHead(answer.status).end();
+          return;
+        }
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body));
+      };
+      if (answer.delayMs === undefined) send();
+      else {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          send();
+        }, answer.delayMs);
+        timers.add(timer);
+      }
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -89,6 +81,7 @@ export async function startFakeCarrierApi(
       }),
     close: () =>
       new Promise((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
         server.closeAllConnections();
         server.close(() => resolve());
       }),

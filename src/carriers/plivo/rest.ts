@@ -2,7 +2,8 @@
 // `AUTH_ID:AUTH_TOKEN`, each bounded by a timeout. A call that has already ended is not an error
 // when the point was to end it.
 import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
-import { restRequest } from '../rest-request.js';
+import { boundedStatusWord, type CarrierCallState, type CarrierCallStatus } from '../call-status.js';
+import { carrierRequest } from '../carrier-request.js';
 import { isDialTarget } from './xml.js';
 
 export interface PlivoRestOptions {
@@ -36,24 +37,36 @@ export interface PlivoOriginated {
   requestUuid: string;
 }
 
-export interface PlivoCallStatus {
-  callSid: string;
-  state: 'live' | 'ended' | 'unknown';
-  /** Plivo's `call_status` (live) or `call_state` / `hangup_cause_name` (ended), bounded. */
-  detail: string | undefined;
-}
-
 export interface PlivoRest {
   hangup(callSid: string): Promise<void>;
   transfer(callSid: string, target: string): Promise<void>;
   originate(request: PlivoOriginateRequest): Promise<PlivoOriginated>;
-  status(callSid: string): Promise<PlivoCallStatus>;
+  /** A live call's `call_status`, else the ended call's `call_state`, in the common status words. */
+  status(callSid: string): Promise<CarrierCallState>;
 }
 
 export const PLIVO_TRANSFER_PATH = '/carriers/plivo/transfer';
 
-function shortText(value: unknown): string | undefined {
-  return typeof value === 'string' && /^[A-Za-z0-9 _-]{1,64}$/.test(value) ? value : undefined;
+const LIVE_STATUSES: Readonly<Record<string, CarrierCallStatus>> = Object.freeze({
+  queued: 'queued',
+  ringing: 'ringing',
+  'early-media': 'ringing',
+  'in-progress': 'in-progress',
+});
+
+// The `call_state` of an ended call's record.
+const ENDED_STATES: Readonly<Record<string, CarrierCallStatus>> = Object.freeze({
+  ANSWER: 'completed',
+  BUSY: 'busy',
+  NO_ANSWER: 'no-answer',
+  TIMEOUT: 'no-answer',
+  CANCEL: 'canceled',
+  FAILED: 'failed',
+  ERROR: 'failed',
+});
+
+function lookup(table: Readonly<Record<string, CarrierCallStatus>>, word: string): CarrierCallStatus {
+  return Object.hasOwn(table, word) ? table[word]! : 'unknown';
 }
 
 export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
@@ -69,7 +82,7 @@ export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
     body?: Record<string, unknown>,
     opts: { notFoundIsDone?: boolean } = {},
   ): Promise<{ status: number; body: unknown }> {
-    const response = await restRequest({
+    const response = await carrierRequest({
       carrier: 'plivo',
       operation,
       method,
@@ -85,7 +98,8 @@ export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
     if (response.status >= 200 && response.status < 300) return response;
     if (opts.notFoundIsDone && response.status === 404) return response;
     // Plivo's error text can quote numbers from the request: only the status goes into messages.
-    throw new CarrierApiError('plivo', `plivo ${operation}: HTTP ${response.status}`, {
+    throw new CarrierApiError(`plivo ${operation}: HTTP ${response.status}`, {
+      carrier: 'plivo',
       retryable: retryableStatus(response.status),
       status: response.status,
     });
@@ -133,7 +147,8 @@ export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
       const requestUuid = Array.isArray(uuid) ? uuid[0] : uuid;
       if (typeof requestUuid !== 'string' || requestUuid === '') {
         // The call may exist already, so a retry could place a second one.
-        throw new CarrierApiError('plivo', 'plivo create call: response lacks request_uuid', {
+        throw new CarrierApiError('plivo create call: response lacks request_uuid', {
+          carrier: 'plivo',
           retryable: false,
         });
       }
@@ -145,19 +160,15 @@ export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
         notFoundIsDone: true,
       });
       if (live.status !== 404) {
-        const body = live.body as { call_status?: unknown } | undefined;
-        return { callSid, state: 'live', detail: shortText(body?.call_status) };
+        const word = boundedStatusWord((live.body as { call_status?: unknown } | undefined)?.call_status);
+        return { callSid, status: lookup(LIVE_STATUSES, word), carrierStatus: word };
       }
       const ended = await call('read call status', 'GET', callUrl(callSid), undefined, {
         notFoundIsDone: true,
       });
-      if (ended.status === 404) return { callSid, state: 'unknown', detail: undefined };
-      const body = ended.body as { call_state?: unknown; hangup_cause_name?: unknown } | undefined;
-      return {
-        callSid,
-        state: 'ended',
-        detail: shortText(body?.call_state) ?? shortText(body?.hangup_cause_name),
-      };
+      if (ended.status === 404) return { callSid, status: 'unknown', carrierStatus: 'unknown' };
+      const word = boundedStatusWord((ended.body as { call_state?: unknown } | undefined)?.call_state);
+      return { callSid, status: lookup(ENDED_STATES, word), carrierStatus: word };
     },
   };
 }

@@ -3,7 +3,8 @@
 // point was to end it.
 import { createHash } from 'node:crypto';
 import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
-import { restRequest } from '../rest-request.js';
+import type { CarrierCallState } from '../call-status.js';
+import { carrierRequest } from '../carrier-request.js';
 import type { TelnyxStreamCodec } from '../../config/telnyx.js';
 
 export interface TelnyxRestOptions {
@@ -40,13 +41,6 @@ export interface TelnyxOriginated {
   callSessionId: string | undefined;
 }
 
-export interface TelnyxCallStatus {
-  callSid: string;
-  /** Telnyx's `is_alive`: false before the call is answered and after it ended. */
-  alive: boolean;
-  durationSec: number | undefined;
-}
-
 export interface TelnyxRest {
   /** Answers an inbound call; with a media URL, the bidirectional stream starts with it. */
   answer(
@@ -58,7 +52,12 @@ export interface TelnyxRest {
   hangup(callSid: string): Promise<void>;
   transfer(callSid: string, target: string): Promise<void>;
   originate(request: TelnyxOriginateRequest): Promise<TelnyxOriginated>;
-  status(callSid: string): Promise<TelnyxCallStatus>;
+  /**
+   * Telnyx tells only whether the call is alive: `in-progress` while it is, `completed` once it has
+   * lasted and ended, `unknown` otherwise (ringing and ended unanswered look alike here; the
+   * call's webhooks tell them apart).
+   */
+  status(callSid: string): Promise<CarrierCallState>;
 }
 
 /** Telnyx's error code for a command on a call that has already ended. */
@@ -119,7 +118,7 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
     body?: Record<string, unknown>,
     opts: { alreadyEndedIsDone?: boolean } = {},
   ): Promise<unknown> {
-    const response = await restRequest({
+    const response = await carrierRequest({
       carrier: 'telnyx',
       operation,
       method,
@@ -137,7 +136,8 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
     if (opts.alreadyEndedIsDone && response.status === 422 && carrierCode === CALL_ALREADY_ENDED)
       return undefined;
     const detail = carrierCode === undefined ? '' : ` (Telnyx error ${carrierCode})`;
-    throw new CarrierApiError('telnyx', `telnyx ${operation}: HTTP ${response.status}${detail}`, {
+    throw new CarrierApiError(`telnyx ${operation}: HTTP ${response.status}${detail}`, {
+      carrier: 'telnyx',
       retryable: retryableStatus(response.status),
       status: response.status,
       carrierCode,
@@ -195,7 +195,8 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
 
     async originate(request) {
       if (options.connectionId === null) {
-        throw new CarrierApiError('telnyx', 'telnyx create call: TELNYX_CONNECTION_ID is not set', {
+        throw new CarrierApiError('telnyx create call: TELNYX_CONNECTION_ID is not set', {
+          carrier: 'telnyx',
           retryable: false,
         });
       }
@@ -218,7 +219,8 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
       const callSid = data?.call_control_id;
       if (typeof callSid !== 'string' || callSid === '') {
         // The call may exist already, so a retry could place a second one.
-        throw new CarrierApiError('telnyx', 'telnyx create call: response lacks data.call_control_id', {
+        throw new CarrierApiError('telnyx create call: response lacks data.call_control_id', {
+          carrier: 'telnyx',
           retryable: false,
         });
       }
@@ -230,19 +232,26 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
     },
 
     async status(callSid) {
-      const answer = await call('read call status', 'GET', `${base}/${encodeURIComponent(callSid)}`);
+      let answer: unknown;
+      try {
+        answer = await call('read call status', 'GET', `${base}/${encodeURIComponent(callSid)}`);
+      } catch (err) {
+        if (err instanceof CarrierApiError && err.status === 404) {
+          return { callSid, status: 'unknown', carrierStatus: 'unknown' };
+        }
+        throw err;
+      }
       const data = (answer as { data?: Record<string, unknown> } | undefined)?.data;
       if (typeof data?.is_alive !== 'boolean') {
-        throw new CarrierApiError('telnyx', 'telnyx read call status: response lacks data.is_alive', {
+        throw new CarrierApiError('telnyx read call status: response lacks data.is_alive', {
+          carrier: 'telnyx',
           retryable: true,
         });
       }
+      if (data.is_alive) return { callSid, status: 'in-progress', carrierStatus: 'alive' };
       const duration = data.call_duration;
-      return {
-        callSid,
-        alive: data.is_alive,
-        durationSec: typeof duration === 'number' && Number.isFinite(duration) ? duration : undefined,
-      };
+      const lasted = typeof duration === 'number' && duration > 0;
+      return { callSid, status: lasted ? 'completed' : 'unknown', carrierStatus: 'not alive' };
     },
   };
 }

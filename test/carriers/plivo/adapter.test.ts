@@ -4,7 +4,7 @@ import { createPlivoAdapter } from '../../../src/carriers/plivo/adapter.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { MINIMAL_PROJECT } from '../../config/project.js';
-import { type FakeCarrierApi, jsonReply, startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';
+import { type FakeCarrierApi, startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';
 
 const logger = pino({ level: 'silent' });
 const AUTH_ID = 'MAXXXXXXXXXXXXXXXXXX';
@@ -43,18 +43,18 @@ describe('plivo adapter', () => {
   });
 
   it('points a transfer at the public URL as it is when the transfer happens', async () => {
-    api = await startFakeCarrierApi(jsonReply(202, {}));
+    api = await startFakeCarrierApi(() => ({ status: 202, body: {} }));
     const cfg = config({ PLIVO_AUTH_ID: AUTH_ID, PLIVO_AUTH_TOKEN: 't', PLIVO_API_URL: api.url });
     const adapter = createPlivoAdapter(cfg, { logger, metrics: createMetrics('global') });
     cfg.publicUrl = 'https://later.example.com';
     await adapter.control!.transfer('c-1', '+15550100');
-    expect((api.requests[0]!.json as { aleg_url: string }).aleg_url).toBe(
+    expect((JSON.parse(api.requests[0]!.body) as { aleg_url: string }).aleg_url).toBe(
       'https://later.example.com/carriers/plivo/transfer?to=%2B15550100',
     );
   });
 
   it('uses the simulated carrier API without credentials, and counts requests', async () => {
-    api = await startFakeCarrierApi(jsonReply(204));
+    api = await startFakeCarrierApi(() => ({ status: 204 }));
     const metrics = createMetrics('global');
     const adapter = createPlivoAdapter(config({}), { logger, metrics, simulatedApiUrl: api.url });
     await adapter.control!.hangup('c-1');

@@ -4,7 +4,7 @@ import { createTelnyxAdapter } from '../../../src/carriers/telnyx/adapter.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { MINIMAL_PROJECT } from '../../config/project.js';
-import { type FakeCarrierApi, jsonReply, startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';
+import { type FakeCarrierApi, startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';
 import { telnyxAccount } from '../../helpers/telnyx-carrier.js';
 
 const logger = pino({ level: 'silent' });
@@ -43,7 +43,7 @@ describe('telnyx adapter', () => {
   });
 
   it('hangs up and transfers through the API, counting each request', async () => {
-    api = await startFakeCarrierApi(jsonReply(200, { data: { result: 'ok' } }));
+    api = await startFakeCarrierApi(() => ({ status: 200, body: { data: { result: 'ok' } } }));
     const metrics = createMetrics('global');
     const adapter = createTelnyxAdapter(config({ TELNYX_API_KEY: 'k', TELNYX_API_URL: api.url }), {
       logger,
@@ -51,7 +51,7 @@ describe('telnyx adapter', () => {
     });
     await adapter.control!.hangup('v3:call');
     await adapter.control!.transfer('v3:call', '+15550100');
-    api.respond(jsonReply(500));
+    api.respond(() => ({ status: 500 }));
     await expect(adapter.control!.hangup('v3:call')).rejects.toMatchObject({ retryable: true });
     const counts = (await metrics.carrierApiRequests.get()).values.map((v) => [
       v.labels.operation,
@@ -66,14 +66,14 @@ describe('telnyx adapter', () => {
   });
 
   it('uses the simulated carrier API when no API key is set', async () => {
-    api = await startFakeCarrierApi(jsonReply(200, { data: { result: 'ok' } }));
+    api = await startFakeCarrierApi(() => ({ status: 200, body: { data: { result: 'ok' } } }));
     const adapter = createTelnyxAdapter(config({}), {
       logger,
       metrics: createMetrics('global'),
       simulatedApiUrl: api.url,
     });
     await adapter.control!.hangup('v3:call');
-    expect(api.requests[0]!.headers.authorization).toBe('Bearer simulated');
+    expect(api.requests[0]!.authorization).toBe('Bearer simulated');
   });
 
   it("counts the codec's reorder outcomes and stream errors", async () => {

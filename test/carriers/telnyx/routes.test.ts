@@ -7,12 +7,7 @@ import { type TelnyxRoutesDeps, telnyxRoutes } from '../../../src/carriers/telny
 import { importTelnyxPublicKeys } from '../../../src/carriers/telnyx/signature.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
 import { type CarrierApp, sinkLogger, startCarrierApp } from '../../helpers/carrier-app.js';
-import {
-  type FakeCarrierApi,
-  jsonReply,
-  silent,
-  startFakeCarrierApi,
-} from '../../helpers/fake-carrier-api.js';
+import { type FakeCarrierApi, startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';
 import { createFakeIntake, type FakeIntake } from '../../helpers/fake-intake.js';
 import {
   callPayload,
@@ -33,7 +28,7 @@ let metrics: Metrics;
 let logLines: string[];
 
 beforeEach(async () => {
-  api = await startFakeCarrierApi(jsonReply(200, { data: { result: 'ok' } }));
+  api = await startFakeCarrierApi(() => ({ status: 200, body: { data: { result: 'ok' } } }));
   intake = createFakeIntake();
   metrics = createMetrics('global');
   logLines = [];
@@ -93,7 +88,7 @@ describe('telnyx call.initiated', () => {
     expect(request.path).toBe(
       `/v2/calls/${encodeURIComponent(String(payload.call_control_id))}/actions/answer`,
     );
-    const body = request.json as Record<string, unknown>;
+    const body = JSON.parse(request.body) as Record<string, unknown>;
     expect(body).toMatchObject({
       stream_url: intake.answers[0]!.mediaUrl,
       stream_track: 'inbound_track',
@@ -112,7 +107,7 @@ describe('telnyx call.initiated', () => {
   });
 
   it('counts and logs an answer that fails, and still answers the webhook 200', async () => {
-    api.respond(jsonReply(500, { errors: [{ code: '10001' }] }));
+    api.respond(() => ({ status: 500, body: { errors: [{ code: '10001' }] } }));
     const { baseUrl } = await start();
     const answer = await postTelnyxEvent(baseUrl, telnyxEvent('call.initiated', callPayload()), valid);
     expect(answer.status).toBe(200);
@@ -121,7 +116,7 @@ describe('telnyx call.initiated', () => {
   });
 
   it('bounds an answer request that hangs, and closing the app waits for it', async () => {
-    api.respond(silent);
+    api.respond(() => 'hang' as const);
     const { baseUrl } = await start();
     await postTelnyxEvent(baseUrl, telnyxEvent('call.initiated', callPayload()), valid);
     await api.waitFor((r) => r.path.endsWith('/actions/answer'));
@@ -194,7 +189,7 @@ describe('telnyx declined calls', () => {
     await postTelnyxEvent(baseUrl, telnyxEvent('call.initiated', callPayload({ callControlId })), valid);
     expect(intake.prepared).toEqual([]);
     const answerRequest = await api.waitFor((r) => r.path.endsWith('/actions/answer'));
-    const answerBody = answerRequest.json as Record<string, unknown>;
+    const answerBody = JSON.parse(answerRequest.body) as Record<string, unknown>;
     expect(answerBody.stream_url).toBeUndefined();
     const clientState = answerBody.client_state as string;
     expect(decodeClientState(clientState)).toEqual({ decline: true });
@@ -205,7 +200,7 @@ describe('telnyx declined calls', () => {
       valid,
     );
     const speak = await api.waitFor((r) => r.path.endsWith('/actions/speak'));
-    expect(speak.json).toMatchObject({ payload: intake.decline.message, voice: 'female' });
+    expect(JSON.parse(speak.body)).toMatchObject({ payload: intake.decline.message, voice: 'female' });
 
     await postTelnyxEvent(
       baseUrl,
@@ -221,9 +216,7 @@ describe('telnyx declined calls', () => {
 
   it('hangs up a declined call whose message cannot be spoken', async () => {
     const { baseUrl } = await start();
-    api.respond((req, res) =>
-      req.path.endsWith('/actions/speak') ? jsonReply(500)(req, res) : jsonReply(200, {})(req, res),
-    );
+    api.respond((req) => (req.path.endsWith('/actions/speak') ? { status: 500 } : { status: 200, body: {} }));
     const clientState = encodeClientState({ decline: true });
     await postTelnyxEvent(baseUrl, telnyxEvent('call.answered', callPayload({ clientState })), valid);
     await api.waitFor((r) => r.path.endsWith('/actions/hangup'));

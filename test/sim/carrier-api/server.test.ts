@@ -147,8 +147,8 @@ describe('simulated carrier API: Telnyx', () => {
     expect(placed.callSid).toMatch(/^v3:sim-/);
     expect(await telnyx().status(placed.callSid)).toEqual({
       callSid: placed.callSid,
-      alive: false,
-      durationSec: 0,
+      status: 'unknown',
+      carrierStatus: 'not alive',
     });
     const listed = await getJson('/sim/calls');
     expect((listed.body.calls as Array<Record<string, unknown>>)[0]).toMatchObject({
@@ -219,9 +219,12 @@ describe('simulated carrier API: Plivo', () => {
       action: 'create',
       body: { machine_detection: 'true', to: '15550100' },
     });
-    expect(await plivo().status(placed.requestUuid)).toMatchObject({ state: 'live' });
+    expect(await plivo().status(placed.requestUuid)).toMatchObject({ status: 'in-progress' });
     await plivo().hangup(placed.requestUuid);
-    expect(await plivo().status(placed.requestUuid)).toMatchObject({ state: 'ended', detail: 'ANSWER' });
+    expect(await plivo().status(placed.requestUuid)).toMatchObject({
+      status: 'completed',
+      carrierStatus: 'ANSWER',
+    });
   });
 
   it('refuses credentials for another account', async () => {
