@@ -44,13 +44,13 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
   const redisUrl = readRedisUrl(env);
   const redisKeyPrefix = envString(env, 'REDIS_KEY_PREFIX') ?? 'callbridge:';
   const twilio = readTwilio(env, nodeEnv);
-  const telnyx = readTelnyx(env, nodeEnv);
-  const plivo = readPlivo(env, nodeEnv);
   const streamTokenSecret =
     envString(env, 'STREAM_TOKEN_SECRET') ?? deriveStreamTokenSecret(twilio.authToken);
   const streamTokenTtlMs = envInt(env, 'STREAM_TOKEN_TTL_MS', { fallback: 30_000, min: 1, max: 86_400_000 });
   const webhooks = readWebhooks(env, cwd);
   const trustProxy = readTrustProxy(env);
+  const telnyx = readTelnyx(env, nodeEnv);
+  const plivo = readPlivo(env, nodeEnv);
   const adminToken = envString(env, 'ADMIN_TOKEN') ?? null;
   if (adminToken !== null && adminToken.length < 16) {
     throw envError('ADMIN_TOKEN', 'must be at least 16 characters');
@@ -82,12 +82,12 @@ export function loadConfig(env: Env, opts: { cwd?: string } = {}): Config {
     redisUrl,
     redisKeyPrefix,
     twilio,
-    telnyx,
-    plivo,
     streamTokenSecret,
     streamTokenTtlMs,
     webhooks,
     trustProxy,
+    telnyx,
+    plivo,
     adminToken,
     drainTimeoutMs,
     maxCalls,

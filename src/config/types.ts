@@ -120,8 +120,6 @@ export interface Config {
     authToken: string | null;
     apiUrl: string;
   };
-  telnyx: TelnyxConfig;
-  plivo: PlivoConfig;
   /** Key for stream tokens; several instances behind one number must share it. */
   streamTokenSecret: string;
   streamTokenTtlMs: number;
@@ -137,6 +135,8 @@ export interface Config {
   };
   /** Fastify `trustProxy`: addresses or CIDRs, or false. */
   trustProxy: string[] | false;
+  telnyx: TelnyxConfig;
+  plivo: PlivoConfig;
   adminToken: string | null;
   drainTimeoutMs: number;
   maxCalls: number;
