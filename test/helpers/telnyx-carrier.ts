@@ -128,41 +128,68 @@ export interface AnnouncedCall {
   status: number;
   body: string;
   callControlId: string;
-  /** From the server's answer request to the (simulated) Telnyx API; '' when none came in time. */
+  /** The answer's `stream_url`; '' when no answer with one came in time. */
   streamUrl: string;
   /** The answer's `client_state`, which Telnyx returns in the stream's `start`. */
   clientState: string | null;
-  /** The whole answer request, for checks on its stream fields. */
+  /** The whole answer request body, for checks on its stream fields. */
   answer: Record<string, unknown> | undefined;
+}
+
+/** Finds the server's answer request for a call in whatever stands in for Telnyx's API. */
+export type AnswerLookup = (callControlId: string) => Promise<Record<string, unknown> | undefined>;
+
+/** The answer as the simulated carrier API at `apiUrl` recorded it. */
+export function answerFromSimulatedApi(apiUrl: string, waitMs = 3000): AnswerLookup {
+  return async (callControlId) => {
+    const res = await fetch(
+      `${apiUrl}/sim/calls/${encodeURIComponent(callControlId)}?wait=answer&timeoutMs=${waitMs}`,
+    );
+    if (!res.ok) return undefined;
+    const record = (await res.json()) as {
+      requests: Array<{ action: string; body: Record<string, unknown> }>;
+    };
+    return record.requests.find((r) => r.action === 'answer')?.body;
+  };
+}
+
+/** The answer among requests a fake API recorded (`path`, JSON `body`), waiting up to `waitMs`. */
+export function answerFromRecordedRequests(
+  requests: ReadonlyArray<{ path: string; body: string }>,
+  waitMs = 3000,
+): AnswerLookup {
+  return async (callControlId) => {
+    const path = `/v2/calls/${encodeURIComponent(callControlId)}/actions/answer`;
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const found = requests.find((r) => r.path === path);
+      if (found) return JSON.parse(found.body) as Record<string, unknown>;
+      if (Date.now() >= deadline) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
 }
 
 /**
  * Announces an inbound call as Telnyx does: `call.initiated` to the server, then the server's answer
- * as the simulated carrier API at `apiUrl` recorded it (Telnyx answers through its API).
+ * request to Telnyx's API, where the stream URL is (Telnyx answers through its API).
  */
 export async function announceTelnyxCall(
   baseUrl: string,
-  apiUrl: string,
+  answerOf: AnswerLookup,
   signing: Signing,
   spec: CallSpec = {},
-  opts: { waitMs?: number } = {},
 ): Promise<AnnouncedCall> {
   const payload = callPayload(spec);
   const callControlId = String(payload.call_control_id);
   const posted = await postTelnyxEvent(baseUrl, telnyxEvent('call.initiated', payload), signing);
-  const empty = { ...posted, callControlId, streamUrl: '', clientState: null, answer: undefined };
-  if (posted.status !== 200) return empty;
-  const res = await fetch(
-    `${apiUrl}/sim/calls/${encodeURIComponent(callControlId)}?wait=answer&timeoutMs=${opts.waitMs ?? 3000}`,
-  );
-  if (!res.ok) return empty;
-  const record = (await res.json()) as {
-    streamUrl?: string;
-    requests: Array<{ action: string; body: Record<string, unknown> }>;
-  };
-  const answer = record.requests.find((r) => r.action === 'answer')?.body;
-  const clientState = typeof answer?.client_state === 'string' ? answer.client_state : null;
-  return { ...posted, callControlId, streamUrl: record.streamUrl ?? '', clientState, answer };
+  const none = { ...posted, callControlId, streamUrl: '', clientState: null, answer: undefined };
+  if (posted.status !== 200) return none;
+  const answer = await answerOf(callControlId);
+  if (answer === undefined) return none;
+  const streamUrl = typeof answer.stream_url === 'string' ? answer.stream_url : '';
+  const clientState = typeof answer.client_state === 'string' ? answer.client_state : null;
+  return { ...posted, callControlId, streamUrl, clientState, answer };
 }
 
 export interface TelnyxStreamClient {

@@ -11,9 +11,12 @@ import { createMetrics } from '../../../src/metrics/metrics.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../../src/sim/carrier-api/server.js';
 import { type CarrierApp, sinkLogger, startCarrierApp } from '../../helpers/carrier-app.js';
 import { type CodecSocketServer, startCodecSocket } from '../../helpers/codec-socket.js';
+import { startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';
 import { createFakeIntake, type FakeIntake } from '../../helpers/fake-intake.js';
 import {
   announceTelnyxCall,
+  answerFromRecordedRequests,
+  answerFromSimulatedApi,
   openTelnyxStream,
   type TelnyxStreamClient,
   telnyxAccount,
@@ -53,7 +56,10 @@ afterEach(async () => {
 });
 
 async function call() {
-  const announced = await announceTelnyxCall(app.baseUrl, sim.url, { kind: 'valid', account });
+  const announced = await announceTelnyxCall(app.baseUrl, answerFromSimulatedApi(sim.url), {
+    kind: 'valid',
+    account,
+  });
   expect(announced.status).toBe(200);
   client = await openTelnyxStream(announced.streamUrl, { callControlId: announced.callControlId });
   const connection = await media.nextConnection();
@@ -95,6 +101,33 @@ describe('telnyx call over real sockets', () => {
     expect(connection.events).toContainEqual({ type: 'dtmf', digit: '5' });
     expect(client.audio()).toEqual(Buffer.alloc(160, 0x7f));
     expect(client.received.map((m) => m.event)).toEqual(['media', 'mark', 'clear']);
+  });
+
+  it('finds the answer among the requests of a fake API too', async () => {
+    const api = await startFakeCarrierApi(() => ({ status: 200, body: { data: { result: 'ok' } } }));
+    try {
+      const routes = telnyxRoutes({
+        intake,
+        rest: createTelnyxRest({ apiUrl: api.url, apiKey: 'k', connectionId: null, timeoutMs: 2000 }),
+        publicKeys: [],
+        refuseUnverified: false,
+        codec: 'PCMU',
+        logger: sinkLogger([]),
+        metrics: createMetrics('global'),
+        now: Date.now,
+      });
+      const other = await startCarrierApp(routes);
+      try {
+        const announced = await announceTelnyxCall(other.baseUrl, answerFromRecordedRequests(api.requests), {
+          kind: 'none',
+        });
+        expect(announced.streamUrl).toBe(intake.answers[0]!.mediaUrl);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await api.close();
+    }
   });
 
   it('reads an error frame as nothing for the call', async () => {
