@@ -4,13 +4,13 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { readPlivo } from './plivo.js';
+import { readTelnyx } from './telnyx.js';
 import { selectAgent } from './agent-host.js';
 import { type Env, envError, envInt, envList, envOneOf, envString, envUrl } from './env.js';
 import { loadNumbers } from './numbers.js';
-import { readPlivo } from './plivo.js';
 import { loadProfiles } from './profiles.js';
 import { loadRegions } from './regions.js';
-import { readTelnyx } from './telnyx.js';
 import { type Config, REGIONS } from './types.js';
 import { BASE_URL, ENDPOINT_URL } from './urls.js';
 

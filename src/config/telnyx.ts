@@ -2,21 +2,10 @@
 // that verifies webhooks, the Call Control application for outbound calls, the API base and the
 // codec of the bidirectional media stream.
 import { type Env, envError, envList, envOneOf, envString, envUrl } from './env.js';
+import type { TelnyxConfig, TelnyxStreamCodec } from './types.js';
 import { BASE_URL } from './urls.js';
 
-export const TELNYX_STREAM_CODECS = ['PCMU', 'PCMA', 'L16'] as const;
-export type TelnyxStreamCodec = (typeof TELNYX_STREAM_CODECS)[number];
-
-export interface TelnyxConfig {
-  apiKey: string | null;
-  /** Base64 Ed25519 public keys (32 bytes each); several while a key is rotated. Empty: not verified. */
-  publicKeys: string[];
-  connectionId: string | null;
-  apiUrl: string;
-  streamCodec: TelnyxStreamCodec;
-  /** NODE_ENV=production without a public key: every Telnyx webhook is refused. */
-  refuseUnverified: boolean;
-}
+export const TELNYX_STREAM_CODECS: readonly TelnyxStreamCodec[] = Object.freeze(['PCMU', 'PCMA', 'L16']);
 
 const ED25519_PUBLIC_KEY_BYTES = 32;
 const CONNECTION_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -1,7 +1,5 @@
 // The validated configuration: a pure function of the environment and the config folder
 // (see load.ts). Everything downstream reads this, never process.env.
-import type { PlivoConfig } from './plivo.js';
-import type { TelnyxConfig } from './telnyx.js';
 
 export const REGIONS = ['global', 'eu', 'au', 'in'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -85,6 +83,30 @@ export interface NumberRouting {
   default: string;
   /** Called number in E.164 → profile name. */
   routes: Record<string, string>;
+}
+
+/** The codecs a Telnyx media stream may carry both ways. */
+export type TelnyxStreamCodec = 'PCMU' | 'PCMA' | 'L16';
+
+/** Telnyx (docs/protocols/telnyx.md section 1), read by telnyx.ts. */
+export interface TelnyxConfig {
+  apiKey: string | null;
+  /** Base64 Ed25519 public keys (32 bytes each); several while a key is rotated. Empty: not verified. */
+  publicKeys: string[];
+  connectionId: string | null;
+  apiUrl: string;
+  streamCodec: TelnyxStreamCodec;
+  /** NODE_ENV=production without a public key: every Telnyx webhook is refused. */
+  refuseUnverified: boolean;
+}
+
+/** Plivo (docs/protocols/plivo.md section 1), read by plivo.ts. */
+export interface PlivoConfig {
+  authId: string | null;
+  authToken: string | null;
+  apiUrl: string;
+  /** NODE_ENV=production without an auth token: every Plivo request is refused. */
+  refuseUnverified: boolean;
 }
 
 export type AgentAuth = 'key' | 'grant';

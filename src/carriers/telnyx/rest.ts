@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
 import type { CarrierCallState } from '../call-status.js';
 import { carrierRequest } from '../carrier-request.js';
-import type { TelnyxStreamCodec } from '../../config/telnyx.js';
+import type { TelnyxStreamCodec } from '../../config/types.js';
 
 export interface TelnyxRestOptions {
   /** Base URL, `https://api.telnyx.com` in production. */

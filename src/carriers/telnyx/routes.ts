@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import type { Logger } from 'pino';
 import type { MediaFormat } from '../../audio/format.js';
 import type { CallIntake, PreparedCall } from '../../call/carrier-port.js';
-import type { TelnyxStreamCodec } from '../../config/telnyx.js';
+import type { TelnyxStreamCodec } from '../../config/types.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { RecentIds } from '../recent-ids.js';
