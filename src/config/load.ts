@@ -5,6 +5,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { readPlivo } from './plivo.js';
+import { readTelnyx } from './telnyx.js';
 import { selectAgent } from './agent-host.js';
 import { type Env, envError, envInt, envList, envOneOf, envString, envUrl } from './env.js';
 import { readHost, readInstanceId } from './listen.js';
@@ -59,6 +61,8 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
   const streamTokenTtlMs = envInt(env, 'STREAM_TOKEN_TTL_MS', { fallback: 30_000, min: 1, max: 86_400_000 });
   const webhooks = readWebhooks(env, cwd);
   const trustProxy = readTrustProxy(env);
+  const telnyx = readTelnyx(env, nodeEnv);
+  const plivo = readPlivo(env, nodeEnv);
   const adminToken = envString(env, 'ADMIN_TOKEN') ?? null;
   if (adminToken !== null && adminToken.length < 16) {
     throw envError('ADMIN_TOKEN', 'must be at least 16 characters');
@@ -99,6 +103,8 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
     streamTokenTtlMs,
     webhooks,
     trustProxy,
+    telnyx,
+    plivo,
     adminToken,
     drainTimeoutMs,
     maxCalls,

@@ -104,6 +104,30 @@ export interface NumberRouting {
   routes: Record<string, string>;
 }
 
+/** The codecs a Telnyx media stream may carry both ways. */
+export type TelnyxStreamCodec = 'PCMU' | 'PCMA' | 'L16';
+
+/** Telnyx (docs/protocols/telnyx.md section 1), read by telnyx.ts. */
+export interface TelnyxConfig {
+  apiKey: string | null;
+  /** Base64 Ed25519 public keys (32 bytes each); several while a key is rotated. Empty: not verified. */
+  publicKeys: string[];
+  connectionId: string | null;
+  apiUrl: string;
+  streamCodec: TelnyxStreamCodec;
+  /** NODE_ENV=production without a public key: every Telnyx webhook is refused. */
+  refuseUnverified: boolean;
+}
+
+/** Plivo (docs/protocols/plivo.md section 1), read by plivo.ts. */
+export interface PlivoConfig {
+  authId: string | null;
+  authToken: string | null;
+  apiUrl: string;
+  /** NODE_ENV=production without an auth token: every Plivo request is refused. */
+  refuseUnverified: boolean;
+}
+
 export type AgentAuth = 'key' | 'grant';
 
 export interface Config {
@@ -158,6 +182,8 @@ export interface Config {
   };
   /** Fastify `trustProxy`: addresses or CIDRs, or false. */
   trustProxy: string[] | false;
+  telnyx: TelnyxConfig;
+  plivo: PlivoConfig;
   adminToken: string | null;
   drainTimeoutMs: number;
   maxCalls: number;

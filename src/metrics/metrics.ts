@@ -89,6 +89,24 @@ export function createMetrics(region: string) {
       labelNames: ['carrier', 'reason'],
       registers: r,
     }),
+    carrierApiRequests: new Counter({
+      name: 'callbridge_carrier_api_requests_total',
+      help: 'Requests to a carrier REST API, by carrier, operation and outcome (ok, failed).',
+      labelNames: ['carrier', 'operation', 'outcome'],
+      registers: r,
+    }),
+    carrierMediaReorder: new Counter({
+      name: 'callbridge_carrier_media_reorder_total',
+      help: 'Out-of-order carrier media frames, by carrier and outcome (reordered, late, duplicate, gap).',
+      labelNames: ['carrier', 'outcome'],
+      registers: r,
+    }),
+    carrierStreamErrors: new Counter({
+      name: 'callbridge_carrier_stream_errors_total',
+      help: 'Error frames a carrier sent on a media stream.',
+      labelNames: ['carrier'],
+      registers: r,
+    }),
     audioDropped: new Counter({
       name: 'callbridge_audio_frames_dropped_total',
       help: 'Audio frames dropped from a bounded buffer, by where.',

@@ -1,0 +1,190 @@
+// Plivo's webhooks (docs/protocols/plivo.md): the answer URL, answered with the bidirectional
+// <Stream> XML; the hang-up URL and the stream's status callbacks, logged; and the transfer route a
+// transfer points the call at, answered with the <Dial> of its target. Each is verified with
+// X-Plivo-Signature-V3 when the auth token is set, and a nonce is accepted once.
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { MULAW_8K } from '../../audio/format.js';
+import type { CallAnnouncement, CallIntake } from '../../call/carrier-port.js';
+import { BadRequestError, BadSignatureError } from '../../errors.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import { RecentIds } from '../recent-ids.js';
+import { isCarrierId } from '../wire.js';
+import { PLIVO_TRANSFER_PATH } from './rest.js';
+import { type PlivoParams, verifyPlivoSignatureV3 } from './signature.js';
+import { dialXml, isDialTarget, redirectXml, speakHangupXml, streamXml } from './xml.js';
+
+export interface PlivoRoutesDeps {
+  intake: CallIntake;
+  /** Null: requests are not verified. */
+  authToken: string | null;
+  /** Unverified requests are refused (NODE_ENV=production without PLIVO_AUTH_TOKEN). */
+  refuseUnverified: boolean;
+  /** The base URL Plivo calls this server at (signatures are over it), read when needed. */
+  publicUrl: () => string;
+  logger: Logger;
+  metrics: Metrics;
+  now: () => number;
+}
+
+export const PLIVO_ANSWER_PATH = '/carriers/plivo/answer';
+export const PLIVO_HANGUP_PATH = '/carriers/plivo/hangup';
+export const PLIVO_STREAM_STATUS_PATH = '/carriers/plivo/stream-status';
+
+const BODY_LIMIT_BYTES = 64 * 1024;
+/** Plivo's V3 signature has a nonce but no timestamp: a nonce seen in this window is a replay. */
+const NONCE_MEMORY_MS = 60 * 60_000;
+const NONCE_MEMORY_ENTRIES = 100_000;
+const XML = 'text/xml; charset=utf-8';
+const MAX_FIELD_CHARS = 256;
+const MAX_CONTEXT_CHARS = 2048;
+
+function parseForm(raw: Buffer): PlivoParams {
+  const params: PlivoParams = Object.create(null);
+  for (const [key, value] of new URLSearchParams(raw.toString('utf8'))) {
+    const seen = params[key];
+    if (seen === undefined) params[key] = value;
+    else params[key] = Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return params;
+}
+
+/** One value of a form field, bounded; '' when absent, repeated or too long. */
+function field(params: PlivoParams, key: string): string {
+  const value = params[key];
+  return typeof value === 'string' && value.length <= MAX_FIELD_CHARS ? value : '';
+}
+
+/** The `context` query parameter of the answer URL, bounded; undefined when absent. */
+function answerContext(url: string): string | undefined {
+  const queryAt = url.indexOf('?');
+  if (queryAt === -1) return undefined;
+  const context = new URLSearchParams(url.slice(queryAt + 1)).get('context');
+  return context !== null && context !== '' && context.length <= MAX_CONTEXT_CHARS ? context : undefined;
+}
+
+/** Plivo writes numbers without the `+` (`14155551234`); routing keys are E.164. */
+export function plivoNumber(value: string): string {
+  return /^[1-9]\d{6,14}$/.test(value) ? `+${value}` : value;
+}
+
+export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
+  const { intake } = deps;
+  const log = deps.logger.child({ carrier: 'plivo' });
+  const nonces = new RecentIds({ ttlMs: NONCE_MEMORY_MS, maxEntries: NONCE_MEMORY_ENTRIES, now: deps.now });
+
+  function verify(req: FastifyRequest, params: PlivoParams): void {
+    if (deps.authToken === null) {
+      if (!deps.refuseUnverified) return;
+      intake.refused('plivo', 'unverified');
+      throw new BadSignatureError('plivo requests are refused: PLIVO_AUTH_TOKEN is not set');
+    }
+    const check = verifyPlivoSignatureV3({
+      authToken: deps.authToken,
+      signature: req.headers['x-plivo-signature-v3'],
+      nonce: req.headers['x-plivo-signature-v3-nonce'],
+      // The URL exactly as Plivo called it: the public base, then the path and query as received.
+      url: `${deps.publicUrl()}${req.url}`,
+      params,
+    });
+    if (!check.ok) {
+      intake.refused('plivo', `signature_${check.reason}`);
+      throw new BadSignatureError(`X-Plivo-Signature-V3 does not verify this request (${check.reason})`);
+    }
+    // Recorded only once verified, so forged requests cannot fill the memory.
+    if (nonces.seen(check.nonce)) {
+      intake.refused('plivo', 'signature_replayed');
+      throw new BadSignatureError('X-Plivo-Signature-V3-Nonce was already used');
+    }
+  }
+
+  function readVerified(req: FastifyRequest): PlivoParams {
+    const params = parseForm(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
+    verify(req, params);
+    return params;
+  }
+
+  function callUuid(params: PlivoParams): string {
+    const uuid = field(params, 'CallUUID');
+    if (!isCarrierId(uuid) || uuid.length > 64) {
+      intake.refused('plivo', 'malformed');
+      throw new BadRequestError('CallUUID is missing or malformed');
+    }
+    return uuid;
+  }
+
+  async function answer(req: FastifyRequest, reply: FastifyReply) {
+    const params = readVerified(req);
+    const callSid = callUuid(params);
+    const admission = intake.admit('plivo');
+    reply.header('content-type', XML);
+    if (admission !== 'admitted') {
+      // Declined politely, before any agent is dialed: the caller hears why, or goes elsewhere.
+      deps.metrics.callsDeclined.inc({ carrier: 'plivo', reason: admission });
+      log.warn({ callSid, reason: admission }, 'call declined');
+      const { message, redirectUrl } = intake.decline;
+      return reply.send(redirectUrl ? redirectXml(redirectUrl) : speakHangupXml(message));
+    }
+    const announcement: CallAnnouncement = {
+      carrier: 'plivo',
+      callSid,
+      from: plivoNumber(field(params, 'From')),
+      to: plivoNumber(field(params, 'To')),
+      direction: field(params, 'Direction') === 'outbound' ? 'outbound' : 'inbound',
+      mediaFormat: MULAW_8K,
+    };
+    // An outbound call's context rides on the answer URL it was placed with (signed with it).
+    const context = answerContext(req.url);
+    if (context !== undefined) announcement.context = context;
+    const prepared = intake.prepare(announcement);
+    log.info({ callSid, profile: prepared.profile }, 'plivo answer URL answered with a media stream');
+    return reply.header('x-callbridge-observer', prepared.observerToken).send(
+      streamXml({
+        url: prepared.mediaUrl,
+        contentType: 'audio/x-mulaw;rate=8000',
+        statusCallbackUrl: `${deps.publicUrl()}${PLIVO_STREAM_STATUS_PATH}`,
+      }),
+    );
+  }
+
+  async function transfer(req: FastifyRequest, reply: FastifyReply) {
+    readVerified(req);
+    const to = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1)).get('to') ?? '';
+    if (!req.url.includes('?') || !isDialTarget(to)) {
+      intake.refused('plivo', 'malformed');
+      throw new BadRequestError('to must be an E.164 number or a sip: address');
+    }
+    return reply.header('content-type', XML).send(dialXml(to));
+  }
+
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    // Signatures are over the parameters as received: every body arrives raw and is read as a form,
+    // whatever its content type says.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) =>
+      done(null, body),
+    );
+    const options = { bodyLimit: BODY_LIMIT_BYTES };
+
+    app.post(PLIVO_ANSWER_PATH, options, answer);
+    app.post(PLIVO_TRANSFER_PATH, options, transfer);
+
+    app.post(PLIVO_HANGUP_PATH, options, async (req, reply) => {
+      const params = readVerified(req);
+      log.info(
+        {
+          callSid: field(params, 'CallUUID'),
+          hangupCause: field(params, 'HangupCauseName') || field(params, 'HangupCause'),
+        },
+        'plivo call hung up',
+      );
+      return reply.code(200).send();
+    });
+
+    app.post(PLIVO_STREAM_STATUS_PATH, options, async (req, reply) => {
+      const params = readVerified(req);
+      log.info({ callSid: field(params, 'CallUUID'), event: field(params, 'Event') }, 'plivo stream status');
+      return reply.code(200).send();
+    });
+  };
+}

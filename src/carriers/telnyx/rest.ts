@@ -1,0 +1,257 @@
+// The Telnyx Call Control requests callbridge makes (docs/protocols/telnyx.md sections 8 and 9): JSON with a
+// Bearer API key, each bounded by a timeout. A call that has already ended is not an error when the
+// point was to end it.
+import { createHash } from 'node:crypto';
+import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
+import type { CarrierCallState } from '../call-status.js';
+import { carrierRequest } from '../carrier-request.js';
+import type { TelnyxStreamCodec } from '../../config/types.js';
+
+export interface TelnyxRestOptions {
+  /** Base URL, `https://api.telnyx.com` in production. */
+  apiUrl: string;
+  apiKey: string;
+  /** The Call Control application outbound calls are placed through; null: no outbound calls. */
+  connectionId: string | null;
+  timeoutMs: number;
+}
+
+/** Telnyx's answering-machine detection modes (docs/protocols/answering-machine-detection.md section 4). */
+export type TelnyxAmdMode = 'detect' | 'detect_beep' | 'greeting_end' | 'premium';
+
+export interface TelnyxOriginateRequest {
+  to: string;
+  from: string;
+  /** The media stream URL from `CallIntake.prepare()`. */
+  mediaUrl: string;
+  /** Where Telnyx posts this call's webhooks (`…/carriers/telnyx/events`). */
+  webhookUrl: string;
+  codec: TelnyxStreamCodec;
+  clientState?: string;
+  amd?: TelnyxAmdMode;
+  /** Passed as `answering_machine_detection_config` (timeouts and thresholds), as Telnyx names them. */
+  amdConfig?: Record<string, number>;
+  /** Seconds to ring before giving up. */
+  timeoutSecs?: number;
+}
+
+export interface TelnyxOriginated {
+  callSid: string;
+  callLegId: string | undefined;
+  callSessionId: string | undefined;
+}
+
+export interface TelnyxRest {
+  /** Answers an inbound call; with a media URL, the bidirectional stream starts with it. */
+  answer(
+    callSid: string,
+    opts: { mediaUrl?: string; codec: TelnyxStreamCodec; clientState: string },
+  ): Promise<void>;
+  speak(callSid: string, text: string, clientState: string): Promise<void>;
+  reject(callSid: string): Promise<void>;
+  hangup(callSid: string): Promise<void>;
+  transfer(callSid: string, target: string): Promise<void>;
+  originate(request: TelnyxOriginateRequest): Promise<TelnyxOriginated>;
+  /**
+   * Telnyx tells only whether the call is alive: `in-progress` while it is, `completed` once it has
+   * lasted and ended, `unknown` otherwise (ringing and ended unanswered look alike here; the
+   * call's webhooks tell them apart).
+   */
+  status(callSid: string): Promise<CarrierCallState>;
+}
+
+/** Telnyx's error code for a command on a call that has already ended. */
+export const CALL_ALREADY_ENDED = '90018';
+
+/** The stream sampling rate asked for each codec: wideband for L16, telephone rate for G.711. */
+export function telnyxStreamRate(codec: TelnyxStreamCodec): number {
+  return codec === 'L16' ? 16_000 : 8000;
+}
+
+/**
+ * Bidirectional RTP streaming of the caller's leg, in one codec both ways
+ * (docs/protocols/telnyx.md section 2): `mp3`, the default mode, is one-way in practice.
+ */
+export function telnyxStreamFields(mediaUrl: string, codec: TelnyxStreamCodec): Record<string, unknown> {
+  return {
+    stream_url: mediaUrl,
+    stream_track: 'inbound_track',
+    stream_codec: codec,
+    stream_bidirectional_mode: 'rtp',
+    stream_bidirectional_codec: codec,
+    stream_bidirectional_sampling_rate: telnyxStreamRate(codec),
+    stream_bidirectional_target_legs: 'self',
+  };
+}
+
+/**
+ * Telnyx ignores a command whose `command_id` it has already seen: derived from the call and the
+ * command, a repeat (a retry, or a second instance answering the same webhook) does nothing twice.
+ */
+export function telnyxCommandId(callSid: string, command: string, detail = ''): string {
+  return createHash('sha256').update(`${callSid}\n${command}\n${detail}`).digest('hex').slice(0, 32);
+}
+
+// Only Telnyx's short error code goes into messages: titles and details may quote numbers.
+function telnyxErrorCode(body: unknown): string | undefined {
+  const errors = (body as { errors?: unknown } | undefined)?.errors;
+  if (!Array.isArray(errors)) return undefined;
+  const code = (errors[0] as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'number' && Number.isInteger(code)) return String(code);
+  if (typeof code === 'string' && /^[A-Za-z0-9_-]{1,16}$/.test(code)) return code;
+  return undefined;
+}
+
+function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
+  const base = `${options.apiUrl.replace(/\/+$/, '')}/v2/calls`;
+  // Built once; the key lives only in this header, never in a message or URL.
+  const authorization = `Bearer ${options.apiKey}`;
+
+  async function call(
+    operation: string,
+    method: 'GET' | 'POST',
+    url: string,
+    body?: Record<string, unknown>,
+    opts: { alreadyEndedIsDone?: boolean } = {},
+  ): Promise<unknown> {
+    const response = await carrierRequest({
+      carrier: 'telnyx',
+      operation,
+      method,
+      url,
+      headers: {
+        authorization,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      timeoutMs: options.timeoutMs,
+    });
+    if (response.status >= 200 && response.status < 300) return response.body;
+    const carrierCode = telnyxErrorCode(response.body);
+    if (opts.alreadyEndedIsDone && response.status === 422 && carrierCode === CALL_ALREADY_ENDED)
+      return undefined;
+    const detail = carrierCode === undefined ? '' : ` (Telnyx error ${carrierCode})`;
+    throw new CarrierApiError(`telnyx ${operation}: HTTP ${response.status}${detail}`, {
+      carrier: 'telnyx',
+      retryable: retryableStatus(response.status),
+      status: response.status,
+      carrierCode,
+    });
+  }
+
+  const action = (callSid: string, name: string) => `${base}/${encodeURIComponent(callSid)}/actions/${name}`;
+
+  return {
+    async answer(callSid, opts) {
+      const body: Record<string, unknown> = {
+        client_state: opts.clientState,
+        command_id: telnyxCommandId(callSid, 'answer'),
+      };
+      if (opts.mediaUrl !== undefined) Object.assign(body, telnyxStreamFields(opts.mediaUrl, opts.codec));
+      await call('answer call', 'POST', action(callSid, 'answer'), body);
+    },
+
+    async speak(callSid, text, clientState) {
+      await call('speak', 'POST', action(callSid, 'speak'), {
+        payload: text,
+        voice: 'female',
+        language: 'en-US',
+        client_state: clientState,
+        command_id: telnyxCommandId(callSid, 'speak', text),
+      });
+    },
+
+    async reject(callSid) {
+      await call(
+        'reject call',
+        'POST',
+        action(callSid, 'reject'),
+        { cause: 'CALL_REJECTED', command_id: telnyxCommandId(callSid, 'reject') },
+        { alreadyEndedIsDone: true },
+      );
+    },
+
+    async hangup(callSid) {
+      await call(
+        'hang up call',
+        'POST',
+        action(callSid, 'hangup'),
+        { command_id: telnyxCommandId(callSid, 'hangup') },
+        { alreadyEndedIsDone: true },
+      );
+    },
+
+    async transfer(callSid, target) {
+      await call('transfer call', 'POST', action(callSid, 'transfer'), {
+        to: target,
+        command_id: telnyxCommandId(callSid, 'transfer', target),
+      });
+    },
+
+    async originate(request) {
+      if (options.connectionId === null) {
+        throw new CarrierApiError('telnyx create call: TELNYX_CONNECTION_ID is not set', {
+          carrier: 'telnyx',
+          retryable: false,
+        });
+      }
+      const body: Record<string, unknown> = {
+        connection_id: options.connectionId,
+        to: request.to,
+        from: request.from,
+        webhook_url: request.webhookUrl,
+        webhook_url_method: 'POST',
+        ...telnyxStreamFields(request.mediaUrl, request.codec),
+      };
+      if (request.clientState !== undefined) body.client_state = request.clientState;
+      if (request.amd !== undefined) body.answering_machine_detection = request.amd;
+      if (request.amd !== undefined && request.amdConfig !== undefined) {
+        body.answering_machine_detection_config = request.amdConfig;
+      }
+      if (request.timeoutSecs !== undefined) body.timeout_secs = request.timeoutSecs;
+      const answer = await call('create call', 'POST', base, body);
+      const data = (answer as { data?: Record<string, unknown> } | undefined)?.data;
+      const callSid = data?.call_control_id;
+      if (typeof callSid !== 'string' || callSid === '') {
+        // The call may exist already, so a retry could place a second one.
+        throw new CarrierApiError('telnyx create call: response lacks data.call_control_id', {
+          carrier: 'telnyx',
+          retryable: false,
+        });
+      }
+      return {
+        callSid,
+        callLegId: stringOrUndefined(data?.call_leg_id),
+        callSessionId: stringOrUndefined(data?.call_session_id),
+      };
+    },
+
+    async status(callSid) {
+      let answer: unknown;
+      try {
+        answer = await call('read call status', 'GET', `${base}/${encodeURIComponent(callSid)}`);
+      } catch (err) {
+        if (err instanceof CarrierApiError && err.status === 404) {
+          return { callSid, status: 'unknown', carrierStatus: 'unknown' };
+        }
+        throw err;
+      }
+      const data = (answer as { data?: Record<string, unknown> } | undefined)?.data;
+      if (typeof data?.is_alive !== 'boolean') {
+        throw new CarrierApiError('telnyx read call status: response lacks data.is_alive', {
+          carrier: 'telnyx',
+          retryable: true,
+        });
+      }
+      if (data.is_alive) return { callSid, status: 'in-progress', carrierStatus: 'alive' };
+      const duration = data.call_duration;
+      const lasted = typeof duration === 'number' && duration > 0;
+      return { callSid, status: lasted ? 'completed' : 'unknown', carrierStatus: 'not alive' };
+    },
+  };
+}

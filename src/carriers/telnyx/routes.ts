@@ -1,0 +1,226 @@
+// Telnyx's webhooks (docs/protocols/telnyx.md section 2): `POST /carriers/telnyx/events`,
+// verified with Ed25519 when the public key is set. Telnyx is answered 200 at once; what the event
+// asks for (answering with a media stream, the polite decline) runs after, through the REST API,
+// bounded by its timeout, its failure logged and counted.
+import type { KeyObject } from 'node:crypto';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { MediaFormat } from '../../audio/format.js';
+import type { CallIntake, PreparedCall } from '../../call/carrier-port.js';
+import type { TelnyxStreamCodec } from '../../config/types.js';
+import { BadRequestError, BadSignatureError } from '../../errors.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import { RecentIds } from '../recent-ids.js';
+import { decodeClientState, encodeClientState } from './client-state.js';
+import type { TelnyxRest } from './rest.js';
+import { telnyxStreamRate } from './rest.js';
+import { verifyTelnyxSignature } from './signature.js';
+import { readCallFields, readTelnyxWebhook, type TelnyxWebhook } from './webhook.js';
+
+export interface TelnyxRoutesDeps {
+  intake: CallIntake;
+  /** Null without an API key: calls cannot be answered, and are logged as such. */
+  rest: TelnyxRest | null;
+  /** Empty: webhooks are not verified. */
+  publicKeys: readonly KeyObject[];
+  /** Unverified webhooks are refused (NODE_ENV=production without TELNYX_PUBLIC_KEY). */
+  refuseUnverified: boolean;
+  codec: TelnyxStreamCodec;
+  logger: Logger;
+  metrics: Metrics;
+  now: () => number;
+}
+
+export const TELNYX_EVENTS_PATH = '/carriers/telnyx/events';
+const BODY_LIMIT_BYTES = 64 * 1024;
+const BAD_REQUEST = new BadRequestError('').code;
+/** A repeated `call.initiated` (a retry, or a replay inside the signature's 300 s) is answered once. */
+const REPEAT_MEMORY_MS = 10 * 60_000;
+const REPEAT_MEMORY_ENTRIES = 10_000;
+
+/** The format the stream will bring for the codec asked for in the answer. */
+export function telnyxMediaFormat(codec: TelnyxStreamCodec): MediaFormat {
+  const encoding = codec === 'PCMU' ? 'mulaw' : codec === 'PCMA' ? 'alaw' : 'linear16';
+  return { encoding, sampleRate: telnyxStreamRate(codec), channels: 1 };
+}
+
+export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
+  const { intake, rest, metrics } = deps;
+  const log = deps.logger.child({ carrier: 'telnyx' });
+  const initiated = new RecentIds({
+    ttlMs: REPEAT_MEMORY_MS,
+    maxEntries: REPEAT_MEMORY_ENTRIES,
+    now: deps.now,
+  });
+  const pending = new Set<Promise<void>>();
+
+  /** Runs a REST request once the webhook has been answered; never throws. */
+  function after(operation: string, callSid: string, request: (api: TelnyxRest) => Promise<void>): void {
+    if (rest === null) {
+      log.error({ callSid, operation }, 'TELNYX_API_KEY is not set: the call cannot be controlled');
+      return;
+    }
+    const task = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => request(rest))
+      .then(
+        () => metrics.carrierApiRequests.inc({ carrier: 'telnyx', operation, outcome: 'ok' }),
+        (err: Error) => {
+          metrics.carrierApiRequests.inc({ carrier: 'telnyx', operation, outcome: 'failed' });
+          log.warn({ callSid, operation, err: err.message }, 'telnyx request failed');
+        },
+      );
+    pending.add(task);
+    void task.finally(() => pending.delete(task));
+  }
+
+  function verify(req: FastifyRequest, raw: Buffer): void {
+    if (deps.publicKeys.length === 0) {
+      if (!deps.refuseUnverified) return;
+      intake.refused('telnyx', 'unverified');
+      throw new BadSignatureError('telnyx webhooks are refused: TELNYX_PUBLIC_KEY is not set');
+    }
+    const check = verifyTelnyxSignature(deps.publicKeys, {
+      signature: req.headers['telnyx-signature-ed25519'],
+      timestamp: req.headers['telnyx-timestamp'],
+      rawBody: raw,
+      nowMs: deps.now(),
+    });
+    if (!check.ok) {
+      intake.refused('telnyx', `signature_${check.reason}`);
+      throw new BadSignatureError(`telnyx-signature-ed25519 does not verify this request (${check.reason})`);
+    }
+  }
+
+  function onInitiated(webhook: TelnyxWebhook): void {
+    const call = readCallFields(webhook);
+    const { callSid } = call;
+    if (call.direction !== 'incoming') {
+      // Our own outbound call: its stream was asked for when it was placed.
+      log.info({ callSid, direction: call.direction }, 'telnyx call initiated');
+      return;
+    }
+    if (initiated.seen(callSid)) {
+      log.warn({ callSid }, 'repeated call.initiated ignored');
+      return;
+    }
+    const admission = intake.admit('telnyx');
+    if (admission !== 'admitted') {
+      // Declined before any agent is dialed: answered without a stream, the caller hears why
+      // (call.answered → speak), then the call is hung up (call.speak.ended → hangup).
+      metrics.callsDeclined.inc({ carrier: 'telnyx', reason: admission });
+      log.warn({ callSid, reason: admission }, 'call declined');
+      after('answer call', callSid, (api) =>
+        api.answer(callSid, { codec: deps.codec, clientState: encodeClientState({ decline: true }) }),
+      );
+      return;
+    }
+    if (rest === null) {
+      log.error({ callSid }, 'TELNYX_API_KEY is not set: the call cannot be answered');
+      return;
+    }
+    let prepared: PreparedCall;
+    try {
+      prepared = intake.prepare({
+        carrier: 'telnyx',
+        callSid,
+        from: call.from,
+        to: call.to,
+        direction: 'inbound',
+        mediaFormat: telnyxMediaFormat(deps.codec),
+      });
+    } catch (err) {
+      // Telnyx retries a webhook that failed: the retry must be answered, not taken for a repeat.
+      initiated.forget(callSid);
+      throw err;
+    }
+    log.info({ callSid, profile: prepared.profile }, 'telnyx call initiated: answering with a media stream');
+    after('answer call', callSid, (api) =>
+      api.answer(callSid, {
+        mediaUrl: prepared.mediaUrl,
+        codec: deps.codec,
+        clientState: encodeClientState({ token: prepared.token }),
+      }),
+    );
+  }
+
+  function onEvent(webhook: TelnyxWebhook): void {
+    switch (webhook.eventType) {
+      case 'call.initiated':
+        onInitiated(webhook);
+        return;
+      case 'call.answered': {
+        const call = readCallFields(webhook);
+        if (decodeClientState(call.clientState)?.decline) {
+          // If the message cannot be spoken, the caller is not left on a silent line.
+          after('speak', call.callSid, (api) =>
+            api
+              .speak(call.callSid, intake.decline.message, encodeClientState({ decline: true }))
+              .catch(async (err: unknown) => {
+                await api.hangup(call.callSid).catch(() => undefined);
+                throw err;
+              }),
+          );
+        } else {
+          log.info({ callSid: call.callSid }, 'telnyx call answered');
+        }
+        return;
+      }
+      case 'call.speak.ended': {
+        const call = readCallFields(webhook);
+        if (decodeClientState(call.clientState)?.decline)
+          after('hang up call', call.callSid, (api) => api.hangup(call.callSid));
+        return;
+      }
+      case 'call.hangup': {
+        const call = readCallFields(webhook);
+        const cause = webhook.payload.hangup_cause;
+        log.info(
+          { callSid: call.callSid, hangupCause: typeof cause === 'string' ? cause.slice(0, 64) : undefined },
+          'telnyx call hung up',
+        );
+        return;
+      }
+      case 'streaming.failed': {
+        const call = readCallFields(webhook);
+        const reason = webhook.payload.failure_reason;
+        log.warn(
+          { callSid: call.callSid, reason: typeof reason === 'string' ? reason.slice(0, 64) : undefined },
+          'telnyx media stream failed',
+        );
+        return;
+      }
+      default:
+        log.debug({ eventType: webhook.eventType }, 'telnyx event acknowledged');
+    }
+  }
+
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    // Signatures are checked on the bytes as received: every body arrives as the raw Buffer.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) =>
+      done(null, body),
+    );
+    app.addHook('onClose', async () => {
+      await Promise.allSettled([...pending]);
+    });
+
+    app.post(
+      TELNYX_EVENTS_PATH,
+      { bodyLimit: BODY_LIMIT_BYTES },
+      async (req: FastifyRequest, reply: FastifyReply) => {
+        const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        verify(req, raw);
+        let webhook: TelnyxWebhook;
+        try {
+          webhook = readTelnyxWebhook(raw);
+          onEvent(webhook);
+        } catch (err) {
+          if ((err as { code?: unknown }).code === BAD_REQUEST) intake.refused('telnyx', 'malformed');
+          throw err;
+        }
+        // Telnyx wants a 200; anything else sends the event to the failover URL.
+        return reply.code(200).send({ received: true });
+      },
+    );
+  };
+}

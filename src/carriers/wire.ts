@@ -1,0 +1,97 @@
+// Small readers shared by the carriers' JSON codecs. Every reader is strict about types and bounds
+// what it accepts; none of them puts frame content into an error.
+
+export type JsonObject = Record<string, unknown>;
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Strict base64: standard alphabet, padded, canonical. Decoding and re-encoding is faster on Node 20
+ * than a JS character loop, and accepts exactly the canonical encodings.
+ */
+export function decodeBase64Strict(text: string): Buffer | undefined {
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.toString('base64') === text ? bytes : undefined;
+}
+
+export const DTMF_DIGITS: ReadonlySet<string> = new Set([
+  '0',
+  '1',
+  '2',
+  '3',
+  '4',
+  '5',
+  '6',
+  '7',
+  '8',
+  '9',
+  '*',
+  '#',
+  'A',
+  'B',
+  'C',
+  'D',
+]);
+
+/** Printable ASCII with no spaces or quotes, 1 to 256 characters: what carrier ids look like. */
+const CARRIER_ID = /^[\x21\x23-\x26\x28-\x7e]{1,256}$/;
+
+export function isCarrierId(value: unknown): value is string {
+  return typeof value === 'string' && CARRIER_ID.test(value);
+}
+
+/**
+ * A non-negative integer sent as a number or as a decimal string (carriers do both), at most 15
+ * digits; undefined when it is neither.
+ */
+export function readCount(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
+  return undefined;
+}
+
+/** String entries of an object or of a `[{name, value}]` list, bounded in count and size. */
+export function readParameters(
+  raw: unknown,
+  limits = { maxEntries: 32, maxKeyChars: 128, maxValueChars: 4096 },
+): Record<string, string> | undefined {
+  // A null prototype keeps a `__proto__` parameter an ordinary key.
+  const params: Record<string, string> = Object.create(null);
+  let entries: Array<[unknown, unknown]>;
+  if (Array.isArray(raw)) {
+    entries = raw.map((item) => (isObject(item) ? [item.name, item.value] : [undefined, undefined]));
+  } else if (isObject(raw)) {
+    entries = Object.entries(raw);
+  } else {
+    return undefined;
+  }
+  let count = 0;
+  for (const [key, value] of entries) {
+    if (count >= limits.maxEntries) break;
+    if (typeof key !== 'string' || typeof value !== 'string') continue;
+    if (key === '' || key.length > limits.maxKeyChars || value.length > limits.maxValueChars) continue;
+    params[key] = value;
+    count += 1;
+  }
+  return params;
+}
+
+/** A mark (checkpoint) name: a non-empty string of at most 256 characters. */
+export function isMarkName(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && value.length <= 256;
+}
+
+/** A copy of 16-bit samples with each pair of bytes swapped (big-endian ⇄ little-endian). */
+export function swapBytePairs(bytes: Buffer): Buffer {
+  const even = bytes.length & ~1;
+  const copy = Buffer.allocUnsafe(even);
+  bytes.copy(copy, 0, 0, even);
+  return copy.swap16();
+}
+
+/** An unknown event's name as it may be logged and counted: short and plain, else `unknown`. */
+export function eventName(event: string): string {
+  return /^[A-Za-z0-9_.:-]{1,32}$/.test(event) ? event : 'unknown';
+}

@@ -1,0 +1,42 @@
+// What one carrier's simulated REST API is made of: routes in that carrier's own paths and shapes,
+// answered from the shared call log.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { SimCallLog } from './call-log.js';
+
+export interface SimApiRequest {
+  method: string;
+  /** The path without its query. */
+  path: string;
+  query: URLSearchParams;
+  /** The `:name` segments of the route's path, decoded. */
+  params: Record<string, string>;
+  headers: IncomingHttpHeaders;
+  /** The body read as JSON, or as a form, by its content type; undefined when empty. */
+  body: unknown;
+}
+
+export interface SimApiReply {
+  status: number;
+  /** Sent as JSON; no body when undefined. */
+  body?: unknown;
+}
+
+export interface SimApiContext {
+  calls: SimCallLog;
+  /** A fresh random id, for calls the API creates. */
+  newId(): string;
+}
+
+export interface SimApiRoute {
+  method: 'GET' | 'POST' | 'DELETE' | 'PUT';
+  /** `/v2/calls/:callSid/actions/:action`: literal segments and `:name` captures. */
+  path: string;
+  handle(req: SimApiRequest, ctx: SimApiContext): SimApiReply;
+}
+
+export interface SimCarrierApi {
+  carrier: string;
+  /** The carrier's refusal of a request without its kind of credentials, or null to go on. */
+  authenticate(req: SimApiRequest): SimApiReply | null;
+  routes: readonly SimApiRoute[];
+}

@@ -1,0 +1,96 @@
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTelnyxAdapter } from '../../../src/carriers/telnyx/adapter.js';
+import { loadConfig } from '../../../src/config/load.js';
+import { createMetrics } from '../../../src/metrics/metrics.js';
+import { MINIMAL_PROJECT } from '../../config/project.js';
+import { type FakeCarrierApi, startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';
+import { telnyxAccount } from '../../helpers/telnyx-carrier.js';
+
+const logger = pino({ level: 'silent' });
+let api: FakeCarrierApi | undefined;
+
+afterEach(async () => {
+  await api?.close();
+  api = undefined;
+});
+
+function config(env: Record<string, string>) {
+  return loadConfig(env, { cwd: MINIMAL_PROJECT });
+}
+
+describe('telnyx adapter', () => {
+  it('is verified with a public key, and controls calls with an API key', () => {
+    const metrics = createMetrics('global');
+    const bare = createTelnyxAdapter(config({}), { logger, metrics });
+    expect(bare).toMatchObject({ name: 'telnyx', verified: false, control: null, rest: null });
+    const full = createTelnyxAdapter(
+      config({ TELNYX_API_KEY: 'k', TELNYX_PUBLIC_KEY: telnyxAccount().publicKey }),
+      { logger, metrics },
+    );
+    expect(full.verified).toBe(true);
+    expect(full.control).not.toBeNull();
+  });
+
+  it('sends 20 ms multiples of the stream format downstream', () => {
+    const adapter = createTelnyxAdapter(config({}), { logger, metrics: createMetrics('global') });
+    expect(adapter.downlink({ encoding: 'mulaw', sampleRate: 8000, channels: 1 })).toEqual({
+      frameBytes: 160,
+    });
+    expect(adapter.downlink({ encoding: 'linear16', sampleRate: 16000, channels: 1 })).toEqual({
+      frameBytes: 640,
+    });
+  });
+
+  it('hangs up and transfers through the API, counting each request', async () => {
+    api = await startFakeCarrierApi(() => ({ status: 200, body: { data: { result: 'ok' } } }));
+    const metrics = createMetrics('global');
+    const adapter = createTelnyxAdapter(config({ TELNYX_API_KEY: 'k', TELNYX_API_URL: api.url }), {
+      logger,
+      metrics,
+    });
+    await adapter.control!.hangup('v3:call');
+    await adapter.control!.transfer('v3:call', '+15550100');
+    api.respond(() => ({ status: 500 }));
+    await expect(adapter.control!.hangup('v3:call')).rejects.toMatchObject({ retryable: true });
+    const counts = (await metrics.carrierApiRequests.get()).values.map((v) => [
+      v.labels.operation,
+      v.labels.outcome,
+      v.value,
+    ]);
+    expect(counts).toEqual([
+      ['hang up call', 'ok', 1],
+      ['transfer call', 'ok', 1],
+      ['hang up call', 'failed', 1],
+    ]);
+  });
+
+  it('uses the simulated carrier API when no API key is set', async () => {
+    api = await startFakeCarrierApi(() => ({ status: 200, body: { data: { result: 'ok' } } }));
+    const adapter = createTelnyxAdapter(config({}), {
+      logger,
+      metrics: createMetrics('global'),
+      simulatedApiUrl: api.url,
+    });
+    await adapter.control!.hangup('v3:call');
+    expect(api.requests[0]!.authorization).toBe('Bearer simulated');
+  });
+
+  it("counts the codec's reorder outcomes and stream errors", async () => {
+    const metrics = createMetrics('global');
+    const codec = createTelnyxAdapter(config({}), { logger, metrics }).createCodec();
+    const media = (seq: number) =>
+      Buffer.from(
+        JSON.stringify({ event: 'media', sequence_number: String(seq), media: { payload: 'AQ==' } }),
+      );
+    codec.parse(media(1), false);
+    codec.parse(media(3), false);
+    codec.parse(media(2), false);
+    codec.parse(Buffer.from('{"event":"error","payload":{"code":1,"title":"t"}}'), false);
+    const reorder = (await metrics.carrierMediaReorder.get()).values;
+    expect(reorder).toEqual([
+      expect.objectContaining({ labels: { carrier: 'telnyx', outcome: 'reordered' }, value: 1 }),
+    ]);
+    expect((await metrics.carrierStreamErrors.get()).values[0]).toMatchObject({ value: 1 });
+  });
+});
