@@ -34,7 +34,7 @@ export default tseslint.config(
     },
   },
   {
-    // Only the process entry points may end the process (STYLE.md: app apart from process).
+    // Only the process entry points may end the process (docs/architecture.md section 1: the process apart from the app).
     files: ['src/**/*.ts'],
     // The bench's load generators are processes of their own.
     ignores: ['src/main.ts', 'src/cli.ts', 'src/bench/**'],

@@ -11,7 +11,7 @@ export interface AgentSocketOptions {
 }
 
 function refusal(status: number): AgentConnectError {
-  // PROTOCOLS.md section 1: 429 means too many simultaneous connections; it clears as calls end.
+  // docs/protocols/agent.md section 12: 429 means too many simultaneous connections; it clears as calls end.
   if (status === 429) {
     return new AgentConnectError('agent refused the connection: too many concurrent sessions', {
       code: 'CALLBRIDGE_AGENT_REFUSED',

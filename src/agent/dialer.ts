@@ -21,7 +21,7 @@ export type AgentDialer = (settings: SettingsMessage, logger: Logger) => Promise
 
 const MAX_AGENT_FRAME_BYTES = 1024 * 1024;
 
-/** PROTOCOLS.md section 1: a grant only has to be valid at the handshake, so a short TTL suffices. */
+/** docs/protocols/agent.md section 2: a grant only has to be valid at the handshake, so a short TTL suffices. */
 async function mintGrant(target: AgentTarget): Promise<string> {
   let res: Response;
   try {

@@ -1,4 +1,4 @@
-// Which agent `Error` codes are worth a new session (PROTOCOLS.md section 1: an `Error` is fatal
+// Which agent `Error` codes are worth a new session (docs/protocols/agent.md section 11: an `Error` is fatal
 // for the session, not necessarily for the call). Codes about the request itself (settings,
 // credentials, a refused feature) will fail again the same way; anything else — the service's own
 // trouble, a timeout, a code we have never seen — gets one more try with the conversation so far.

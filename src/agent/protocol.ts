@@ -1,4 +1,4 @@
-// The voice agent wire protocol (PROTOCOLS.md section 1): JSON text frames with a `type`, audio as
+// The voice agent wire protocol (docs/protocols/agent.md): JSON text frames with a `type`, audio as
 // binary frames in the encodings `Settings` declares. Shared by the client and the local agent.
 
 export const AGENT_PATH = '/v1/agent/converse';

@@ -1,4 +1,4 @@
-// Builds the `Settings` message (PROTOCOLS.md section 1) for one call from its agent profile.
+// Builds the `Settings` message (docs/protocols/agent.md section 4) for one call from its agent profile.
 import type { MediaFormat } from '../audio/format.js';
 import type { AgentProfile } from '../config/types.js';
 import type {

@@ -1,4 +1,4 @@
-// Sample formats the phone legs and the voice agent use (PROTOCOLS.md sections 1 to 3): G.711 μ-law
+// Sample formats the phone legs and the voice agent use (docs/protocols/agent.md section 4.1 and the carrier pages): G.711 μ-law
 // and A-law bytes, and 16-bit PCM ("linear16"). Everything converts through Int16Array samples.
 import alawmulaw from 'alawmulaw';
 import type { AudioEncoding } from './format.js';

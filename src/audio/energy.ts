@@ -1,7 +1,7 @@
 // Energy-based speech detection on 20 ms frames of 16-bit PCM. Crude next to a trained VAD, but
 // deterministic: it decides on audio time (frames received), never on the wall clock.
 
-/** Frame length the detector is tuned for; phone legs carry 20 ms frames (PROTOCOLS.md section 2). */
+/** Frame length the detector is tuned for; phone legs carry 20 ms frames (docs/protocols/twilio.md section 3). */
 export const FRAME_MS = 20;
 
 /** Samples in one 20 ms frame at a sample rate. */

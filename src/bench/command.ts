@@ -1,4 +1,4 @@
-// `callbridge bench`: the load benchmark of shared/BENCH.md. Drives N concurrent simulated calls
+// `callbridge bench`: the load benchmark of BENCHMARKS.md. Drives N concurrent simulated calls
 // through callbridge and then, on the same load, through a bare relay, and prints one JSON object
 // (also written to --out). Exit 1 when any call failed or any byte was lost, reordered or damaged,
 // 2 on a usage error.

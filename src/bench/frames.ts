@@ -1,5 +1,5 @@
 // Audio that identifies itself, so loss, order and latency are measured end to end from the bytes
-// alone. Every 20 ms frame (160 bytes of μ-law, PROTOCOLS.md section 2) carries a header and a
+// alone. Every 20 ms frame (160 bytes of μ-law, docs/protocols/twilio.md section 3) carries a header and a
 // filler pattern fixed per call:
 //
 //   0-1 magic (direction) · 2-5 call index · 6-9 sequence number in the call's direction ·

@@ -1,4 +1,4 @@
-// The bench's voice agent (its own process): the agent protocol of PROTOCOLS.md section 1 reduced
+// The bench's voice agent (its own process): the agent protocol of docs/protocols/agent.md reduced
 // to what load needs. `Welcome` on connect, `SettingsApplied` on `Settings`; every uplink byte is
 // checked and timed (frames.ts); and per call it talks as a real agent does: a reply of a couple of
 // seconds sent in bursts five times faster than real time, then it listens, and every third reply

@@ -1,5 +1,5 @@
 // How many calls this instance admits. The ceiling is MAX_CALLS; each 429 from the agent (too
-// many concurrent sessions, PROTOCOLS.md section 1) lowers the admitted concurrency below what
+// many concurrent sessions, docs/protocols/agent.md section 12) lowers the admitted concurrency below what
 // is live now, and it climbs back one call at a time while no refusal comes. New calls beyond
 // the limit are declined at the voice webhook, before they cost an agent session.
 

@@ -1,4 +1,4 @@
-// Groups the caller's key presses (PROTOCOLS.md section 2: one `dtmf` event per key) into one
+// Groups the caller's key presses (section 6 of each carrier page in docs/protocols/: one `dtmf` event per key) into one
 // entry, so the agent hears "1 2 3 4" once instead of four interruptions. An entry ends at the
 // terminator key, at `maxDigits`, or after `interDigitTimeoutMs` without a key.
 import { type Clock, type ClockTimer, realClock } from './clock.js';
@@ -92,8 +92,8 @@ export class DtmfCollector {
 }
 
 /**
- * The user message the agent receives for an entry (sent as `InjectUserMessage`, PROTOCOLS.md
- * section 1), e.g. `The caller entered 1 2 3 4`. Keys are spaced so the model reads them one by
+ * The user message the agent receives for an entry (sent as `InjectUserMessage`, docs/protocols/agent.md
+ * section 10), e.g. `The caller entered 1 2 3 4`. Keys are spaced so the model reads them one by
  * one, not as a number ("1234" would be read "one thousand…"); `*` and `#` stay as typed rather
  * than named, because the name differs between countries (pound, hash) and the model knows both.
  */

@@ -1,4 +1,4 @@
-// Client-side functions the agent may call on a call (PROTOCOLS.md section 1: every
+// Client-side functions the agent may call on a call (docs/protocols/agent.md section 7: every
 // `client_side: true` entry of a `FunctionCallRequest` is answered by `id`). Built-ins end or
 // transfer the call; HTTP functions from the profile are posted to their URL. Every path answers
 // the agent, so no call waits on a function that went wrong.

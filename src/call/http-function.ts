@@ -1,4 +1,4 @@
-// Runs one profile HTTP function for a client-side `FunctionCallRequest` (PROTOCOLS.md section 1:
+// Runs one profile HTTP function for a client-side `FunctionCallRequest` (docs/protocols/agent.md section 7:
 // every client-side request is answered with a `FunctionCallResponse` carrying the same `id`).
 // The agent waits for the answer, so this never throws and never outlives `fn.timeoutMs`: every
 // failure becomes an error content the agent can read and recover from.

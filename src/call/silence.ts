@@ -113,7 +113,7 @@ export class SilenceMonitor {
       for (; i < payload.length; i++) this.#pushSample(table[payload[i]!]!);
       return;
     }
-    // linear16, little-endian (PROTOCOLS.md sections 1 to 3); a sample may straddle two payloads.
+    // linear16, little-endian (docs/protocols/agent.md section 4.1); a sample may straddle two payloads.
     // `<< 16 >> 16` sign-extends the 16-bit value.
     let i = 0;
     if (this.#oddByte >= 0 && payload.length > 0) {

@@ -55,7 +55,7 @@ export function selectAgent(env: Env, region: Region, regions: Record<Region, Re
     auth,
     speechApiUrl,
     // On the global region the speech API host is the global API host, so an override moves both;
-    // regional deployments keep management calls on the global host (spec section 8).
+    // regional deployments keep management calls on the global host (docs/protocols/speech-service.md section 1).
     managementApiUrl:
       region === 'global' ? (speechApiOverride ?? hosts.managementApiUrl) : hosts.managementApiUrl,
     connectTimeoutMs,

@@ -76,7 +76,7 @@ function toProfile(name: string, raw: unknown, shown: string, projectRoot: strin
   };
   if (file.greeting !== undefined) profile.greeting = file.greeting;
   if (file.listen !== undefined) profile.listen = file.listen;
-  // No `speak` at all stays absent: the agent then speaks with turn-kit-en (spec 4.5).
+  // No `speak` at all stays absent: the agent then speaks with turn-kit-en (docs/protocols/agent.md section 4.2).
   if (file.speak !== undefined) profile.speak = toSpeakChain(file.speak, shown);
   if (file.fallback?.transferTo !== undefined) profile.fallback.transferTo = file.fallback.transferTo;
   if (file.fallback?.audioFile !== undefined) {
@@ -120,7 +120,7 @@ function toSpeakChain(value: unknown, shown: string): SpeakSpec[] {
 }
 
 /**
- * Speech-service spec 4.5 and 9.5: a provider without `version` is `v1`; `v1` needs a `lyric-`
+ * docs/protocols/agent.md section 4.2: a provider without `version` is `v1`; `v1` needs a `lyric-`
  * model and `v2` a `turn-` one; a `speed` keeps to its version's range (spec 8). Checked here so a
  * bad profile never reaches a live call.
  */

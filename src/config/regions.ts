@@ -1,4 +1,4 @@
-// config/regions.json: the agent and speech hosts of each region (speech-service spec section 8).
+// config/regions.json: the agent and speech hosts of each region (docs/protocols/speech-service.md section 1).
 // Regional deployments run the agent on the regional API host; management calls always go to the
 // global API host because /v1/projects is not served regionally.
 import { join } from 'node:path';

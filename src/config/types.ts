@@ -17,7 +17,7 @@ export interface RegionHosts {
 
 export interface SpeakProvider {
   type: string;
-  /** `v1` needs a `lyric-` model, `v2` a `turn-` model (speech-service spec 4.5, 9.5). */
+  /** `v1` needs a `lyric-` model, `v2` a `turn-` model (docs/protocols/agent.md section 4.2). */
   version: 'v1' | 'v2';
   model: string;
   [extra: string]: unknown;

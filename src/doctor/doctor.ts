@@ -1,5 +1,5 @@
 // `callbridge doctor`: configuration, secrets and reachability of the configured hosts, as lines
-// (CONTRACT.md "Set-up and commands"). A pure function of an environment and a folder, like the
+// (README.md "Commands"). A pure function of an environment and a folder, like the
 // configuration itself; the probes run side by side, each bounded by its own timeout.
 import type { Env } from '../config/env.js';
 import { loadConfig } from '../config/load.js';

@@ -1,4 +1,4 @@
-// Reachability of the voice agent: the WebSocket handshake a call makes (PROTOCOLS.md section 1),
+// Reachability of the voice agent: the WebSocket handshake a call makes (docs/protocols/agent.md sections 2 and 12),
 // at `$AGENT_URL/v1/agent/converse` with the configured credentials, closed again at once. The
 // handshake's HTTP status is the answer: 101 accepted, 401/403 bad credentials, 429 at capacity.
 import { openAgentSocket } from '../agent/connect.js';

@@ -24,7 +24,7 @@ export interface OnceClaims {
 export type IdempotencyClaim =
   { status: 'claimed'; token: string } | { status: 'in_progress' } | { status: 'done' };
 
-/** Idempotency keys of webhook deliveries (gateway spec 6, rule 1). */
+/** Idempotency keys of webhook deliveries (docs/protocols/webhook-providers.md section 5). */
 export interface IdempotencyKeys {
   /**
    * Atomically claims `key` as in progress for `ttlMs`, unless it is already in progress or done.
@@ -44,7 +44,7 @@ export interface WindowCount {
   resetAtMs: number;
 }
 
-/** Counters over a window that opens at the first hit (the auth-failure limiter, gateway spec 3). */
+/** Counters over a window that opens at the first hit (the auth-failure limiter, docs/protocols/webhook-providers.md section 7). */
 export interface WindowCounters {
   /** Adds one to `key`; a key with no open window opens one of `windowMs`. */
   incrementWindowCounter(key: string, windowMs: number): Promise<WindowCount>;
@@ -88,7 +88,7 @@ export interface QueueStats {
 }
 
 /**
- * The shared queue (gateway spec 6, rule 2). Each event goes to one consumer at a time; an event
+ * The shared queue (docs/protocols/webhook-providers.md section 6). Each event goes to one consumer at a time; an event
  * claimed by a consumer that neither acks, retries nor dead-letters it within `leaseMs` (a crashed
  * instance) is handed to another consumer.
  */
@@ -114,7 +114,7 @@ export interface EventQueue {
   queueStats(): Promise<QueueStats>;
 }
 
-/** When each webhook provider last delivered a verified request (gateway spec 1, point 6). */
+/** When each webhook provider last delivered a verified request (docs/protocols/webhook-providers.md section 1). */
 export interface ProviderVerifications {
   markProviderVerified(provider: string, atMs: number): Promise<void>;
   /** Provider name → last verified time in ms; providers never verified are absent. */

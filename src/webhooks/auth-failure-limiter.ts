@@ -1,4 +1,4 @@
-// The authentication-failure limiter (gateway spec 3, last row; spec 8): 20 failures from one IP
+// The authentication-failure limiter (docs/protocols/webhook-providers.md sections 4 and 7): 20 failures from one IP
 // within a minute and that IP is refused until the window passes. Only failures count. The count
 // lives in the store, so every instance sees it. The IP is Fastify's `request.ip`, which honours
 // X-Forwarded-For only from the proxies TRUST_PROXY names.

@@ -1,5 +1,5 @@
 // After verification and normalization: deduplicate on the idempotency key, then put the event on
-// the shared queue or forward it directly (gateway spec 3 "normalized" rows; spec 6).
+// the shared queue or forward it directly (docs/protocols/webhook-providers.md sections 5 and 6).
 //
 // The key is claimed as in progress first (atomically, in the shared store), so two concurrent
 // deliveries of one event never both forward; it is committed only once the event was forwarded or
@@ -34,7 +34,7 @@ export interface DispatcherDeps {
   inProgressTtlMs: number;
 }
 
-/** Gateway spec 6, rule 2: queued only when the provider is a pilot and the event is queue-enabled. */
+/** docs/protocols/webhook-providers.md section 6: queued only when the provider is a pilot and the event is queue-enabled. */
 export function isQueued(provider: WebhookProvider, event: string, queuePilots: readonly string[]): boolean {
   return queuePilots.includes(provider.name) && provider.queueEvents.includes(event);
 }

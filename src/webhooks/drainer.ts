@@ -1,5 +1,5 @@
-// Drains the shared queue (gateway spec 3: "later drained and forwarded under the same event
-// name"): claims one due event at a time, runs the provider's notification function, acks on
+// Drains the shared queue (docs/protocols/webhook-providers.md section 6: drained later and delivered under the same event
+// name): claims one due event at a time, runs the provider's notification function, acks on
 // success; on failure retries with exponential backoff, and after the last attempt moves the event
 // to the dead letters (listed and retried through the admin API). Every instance may run one; the
 // store hands each event to one of them.

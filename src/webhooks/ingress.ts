@@ -1,4 +1,4 @@
-// `POST /webhooks/:provider` (gateway spec 3, request handling sequence): provider lookup and the
+// `POST /webhooks/:provider` (docs/protocols/webhook-providers.md section 4): provider lookup and the
 // auth-failure limiter before the body is read, then signature check on the raw bytes, the inbox
 // challenge, normalization and dispatch. Every request ends in exactly one outcome, counted in
 // callbridge_webhook_requests_total.
@@ -114,7 +114,7 @@ export function webhookIngress(deps: IngressDeps): FastifyPluginAsync {
     if (failure.reason === 'no_secret')
       deps.logger.warn(log, 'webhook rejected: no secret configured for provider');
     else deps.logger.info(log, 'webhook signature rejected');
-    // Gateway spec 7: the request is rejected; a missing signature is unauthenticated, a wrong one forbidden.
+    // docs/protocols/webhook-providers.md section 4: the request is rejected; a missing signature is unauthenticated, a wrong one forbidden.
     throw failure.reason === 'missing'
       ? new UnauthorizedError(failure.message)
       : new BadSignatureError(failure.message);
@@ -147,7 +147,7 @@ export function webhookIngress(deps: IngressDeps): FastifyPluginAsync {
 
     const normalized = provider.normalize(received, payload);
     if (normalized.kind === 'ignored') {
-      // PROTOCOLS 4: other event types are acknowledged and ignored, counted.
+      // docs/protocols/webhook-providers.md section 2: other event types are acknowledged and ignored, counted.
       record(provider.name, 'ignored');
       await deps.status.markVerified(provider.name);
       deps.logger.debug(
@@ -192,7 +192,7 @@ export function webhookIngress(deps: IngressDeps): FastifyPluginAsync {
   }
 
   return async (scope) => {
-    // Gateway spec 1, point 5 and PROTOCOLS 4: signatures are checked on the bytes as received, so
+    // docs/protocols/webhook-providers.md sections 1 and 3: signatures are checked on the bytes as received, so
     // in this scope every body, whatever its content type, arrives as the raw Buffer, unparsed.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser(

@@ -1,10 +1,10 @@
-// Builds the normalized event (gateway spec 2) from a provider's reading of a verified payload.
+// Builds the normalized event (docs/protocols/webhook-providers.md section 5) from a provider's reading of a verified payload.
 import { createHash } from 'node:crypto';
 import type { NormalizedEvent } from './provider.js';
 
 /**
- * Gateway spec 6, rule 1: every event carries an idempotency key. It is the provider's delivery id
- * (PROTOCOLS 4) where there is one, else the SHA-256 of the provider name and the raw body, so a
+ * docs/protocols/webhook-providers.md section 5: every event carries an idempotency key. It is the provider's delivery id
+ * (docs/protocols/webhook-providers.md section 2) where there is one, else the SHA-256 of the provider name and the raw body, so a
  * byte-identical redelivery still dedupes. Namespaced by provider: ids of two providers may collide.
  */
 export function idempotencyKeyFor(provider: string, deliveryId: string | null, rawBody: Buffer): string {
@@ -21,7 +21,7 @@ export function normalizedEvent(input: {
   receivedAtMs: number;
 }): NormalizedEvent {
   return {
-    // PROTOCOLS 4: "the forwarded name is <provider>/<event>".
+    // docs/protocols/webhook-providers.md section 5: the forwarded name is <provider>/<event>.
     name: `${input.provider}/${input.event}`,
     provider: input.provider,
     event: input.event,

@@ -1,6 +1,6 @@
-// Notification functions (gateway spec 1, point 4): each posts an event to the operator gateway
+// Notification functions (docs/protocols/webhook-providers.md section 5): each posts an event to the operator gateway
 // (OPERATOR_GATEWAY_URL) as JSON. Headers:
-//   Idempotency-Key          the event's key, so the gateway can drop a repeat (gateway spec 6, rule 1)
+//   Idempotency-Key          the event's key, so the gateway can drop a repeat (docs/protocols/webhook-providers.md section 5)
 //   X-Callbridge-Event       `<provider>/<event>`
 //   X-Callbridge-Signature   `t=<unix s>,v1=<hex HMAC-SHA256(OPERATOR_GATEWAY_SECRET, "<t>.<body>")>`
 // The signature covers the timestamp so a captured request cannot be replayed later. With no URL

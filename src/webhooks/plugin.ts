@@ -1,4 +1,4 @@
-// The webhook gateway (shared/spec/webhook-gateway.md): built once per app from config and the
+// The webhook gateway (docs/protocols/webhook-providers.md): built once per app from config and the
 // store, it hands the app a Fastify plugin serving `POST /webhooks/:provider`, the data `GET /`
 // shows, a secret reload for SIGHUP, and the queue drainer.
 import type { FastifyPluginAsync } from 'fastify';

@@ -1,6 +1,6 @@
-// What `GET /` shows about the gateway (gateway spec 4): the endpoint pattern, the providers served
+// What `GET /` shows about the gateway (docs/protocols/webhook-providers.md section 9): the endpoint pattern, the providers served
 // and, per provider, when a verified delivery last succeeded. A provider counts as migrated to its
-// stable URL only after one has (gateway spec 1, point 6); the times live in the store, so they
+// stable URL only after one has (docs/protocols/webhook-providers.md section 1); the times live in the store, so they
 // survive restarts and are shared by instances.
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';

@@ -1,9 +1,9 @@
-// What a webhook provider is (gateway spec 2, "Provider"): how its requests are verified, how its
+// What a webhook provider is (docs/protocols/webhook-providers.md section 2): how its requests are verified, how its
 // payloads become events, which events may go through the shared queue. One file per provider
 // under providers/, one entry in providers/registry.ts.
 import type { IncomingHttpHeaders } from 'node:http';
 
-/** A request as received: verification only ever looks at these bytes (gateway spec 1, point 5). */
+/** A request as received: verification only ever looks at these bytes (docs/protocols/webhook-providers.md section 1). */
 export interface WebhookRequest {
   rawBody: Buffer;
   headers: IncomingHttpHeaders;
@@ -28,16 +28,16 @@ export type Normalization =
       event: string;
       deliveryId: string | null;
     }
-  /** A type the spec does not list: acknowledged and ignored (PROTOCOLS 4). */
+  /** A type the provider does not list: acknowledged and ignored (docs/protocols/webhook-providers.md section 2). */
   | { kind: 'ignored'; type: string };
 
-/** The normalized event (gateway spec 2): what notification functions receive. */
+/** The normalized event (docs/protocols/webhook-providers.md section 5): what notification functions receive. */
 export interface NormalizedEvent {
-  /** `<provider>/<event>` (PROTOCOLS 4), e.g. `code/workflow_run.completed`. */
+  /** `<provider>/<event>` (docs/protocols/webhook-providers.md section 5), e.g. `code/workflow_run.completed`. */
   name: string;
   provider: string;
   event: string;
-  /** Present on every event (gateway spec 6, rule 1). */
+  /** Present on every event (docs/protocols/webhook-providers.md section 5). */
   idempotencyKey: string;
   receivedAt: string;
   /** The provider's JSON body. */
@@ -54,7 +54,7 @@ export interface WebhookProvider {
   readonly secretNames: readonly string[];
   /** Served only while one of its secrets is configured. */
   readonly onlyWithSecret?: boolean;
-  /** Events that go through the shared queue when the provider is in QUEUE_PILOTS (gateway spec 6). */
+  /** Events that go through the shared queue when the provider is in QUEUE_PILOTS (docs/protocols/webhook-providers.md section 6). */
   readonly queueEvents: readonly string[];
   verify(request: WebhookRequest, secrets: SecretLookup, nowMs: number): Verification;
   /** A validation challenge to answer instead of an event, checked after verification. */

@@ -1,5 +1,5 @@
-// Webhook secrets, leased at start (gateway spec 5: "held in a secret store and leased to the
-// worker at start") from the environment (WEBHOOK_SECRET_*) and an optional JSON secrets file
+// Webhook secrets, leased at start (docs/protocols/webhook-providers.md section 3: secrets are leased when the
+// process starts) from the environment (WEBHOOK_SECRET_*) and an optional JSON secrets file
 // (SECRETS_FILE), shaped `{ "tasks": ["s1", "s2"], "inbox_rules": ["r1"], … }`.
 //
 // Merge rule: for every name the file holds, the file's list replaces the environment's (an empty

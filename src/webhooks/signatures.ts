@@ -1,5 +1,5 @@
-// HMAC signature checks shared by the providers (gateway spec 5; PROTOCOLS 4: "compare signatures
-// in constant time, on the raw bytes received").
+// HMAC signature checks shared by the providers (docs/protocols/webhook-providers.md section 3: signatures are compared
+// in constant time, on the raw bytes received).
 import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { constantTimeEqual } from '../auth.js';

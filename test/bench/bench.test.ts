@@ -1,5 +1,5 @@
 // `callbridge bench` runs end to end through its real processes (server, load agent, load carrier,
-// baseline relay) and reports every field BENCH.md lists, with every call completed and every byte
+// baseline relay) and reports every field BENCHMARKS.md shows, with every call completed and every byte
 // delivered intact and in order. No timing thresholds: the machines CI runs on vary too much.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

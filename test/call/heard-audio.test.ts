@@ -1,5 +1,5 @@
 // Heard-audio tracking from carrier marks: a mark echo proves playback only when no clear came
-// between sending the mark and its echo (PROTOCOLS.md section 2).
+// between sending the mark and its echo (docs/protocols/twilio.md section 5).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HeardAudioTracker, heardPrefix } from '../../src/call/heard-audio.js';
 

@@ -118,7 +118,7 @@ describe('profile defaults', () => {
   });
 });
 
-describe('speak provider rules (speech-service spec 4.5)', () => {
+describe('speak provider rules (docs/protocols/speech-service.md section 3)', () => {
   it('sets version v1 when a provider has none', () => {
     expect(loadProfile(withSpeak({ type: 'speech', model: 'lyric-2-andromeda-en' })).speak).toEqual([
       { provider: { type: 'speech', version: 'v1', model: 'lyric-2-andromeda-en' } },

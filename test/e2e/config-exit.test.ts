@@ -1,4 +1,4 @@
-// An invalid setting stops the real process before it listens (CONTRACT.md "Environment"): a non-zero
+// An invalid setting stops the real process before it listens (README.md "Environment"): a non-zero
 // exit, one line on stderr naming the variable (or file and field), and no secret in what it prints.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

@@ -1,4 +1,4 @@
-// The newcomer's path, end to end over real processes (CONTRACT.md "Set-up and commands"): the server
+// The newcomer's path, end to end over real processes (README.md "Quick start"): the server
 // as `npm start` runs it, with no AGENT_URL, runs the built-in local agent and says so once; a
 // simulated call against it hears the greeting, speaks, and hears the agent's reply.
 import { type ChildProcess, spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Frames for fuzzing a Twilio media socket (PROTOCOLS.md section 2): valid ones, random junk, and
+// Frames for fuzzing a Twilio media socket (docs/protocols/twilio.md section 3): valid ones, random junk, and
 // mutated copies of every event Twilio sends. Every choice comes from the seeded Rng.
 import type { Rng } from './prng.js';
 

@@ -1,5 +1,5 @@
 // Plays Twilio against a live server: the voice webhook, then the media stream it names, with a
-// real `ws` client (PROTOCOLS.md section 2).
+// real `ws` client (docs/protocols/twilio.md).
 import { randomBytes } from 'node:crypto';
 import twilio from 'twilio';
 import WebSocket from 'ws';

@@ -1,5 +1,5 @@
 // Who gets in: API keys, granted JWTs checked at the handshake only, the concurrent connection
-// limit and scripted refusals (spec sections 5, 7, 8), and the REST subset.
+// limit and scripted refusals (docs/protocols/speech-service.md sections 2, 9 and 10), and the REST subset.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { issueJwt, signJwt } from '../../src/sim/agent/jwt.js';
 import { type LocalAgent, type LocalAgentOptions, startLocalAgent } from '../../src/sim/agent/server.js';
@@ -90,7 +90,7 @@ describe('authentication at the handshake', () => {
     expect(await refusedStatus(agent!.url, `Bearer ${issueJwt('other-secret', 30)}`)).toBe(401);
   });
 
-  it('keeps a socket open after its JWT expires (spec section 5.3)', async () => {
+  it('keeps a socket open after its JWT expires (docs/protocols/speech-service.md section 2)', async () => {
     await start();
     const client = await connect(`Bearer ${issueJwt(JWT_SECRET, 30)}`);
     // Only Date is faked: the sockets keep their real timers.

@@ -1,4 +1,4 @@
-// Client-side function calls scripted by a scenario (PROTOCOLS.md section 1: answer every
+// Client-side function calls scripted by a scenario (docs/protocols/agent.md section 7: answer every
 // `client_side: true` entry, matching each `id`).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Scenario } from '../../src/sim/agent/scenario.js';

@@ -1,4 +1,4 @@
-// The opening of a session and the Settings rules (PROTOCOLS.md section 1; spec sections 4.5, 9.5).
+// The opening of a session and the Settings rules (docs/protocols/agent.md sections 3 and 4).
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PHRASE_DIR } from '../../src/sim/agent/phrases.js';
@@ -108,7 +108,7 @@ describe('session opening', () => {
   });
 });
 
-describe('speak provider rules (spec section 4.5)', () => {
+describe('speak provider rules (docs/protocols/agent.md section 4.2)', () => {
   it.each([
     ['v1 with a turn- model', { type: 'x', version: 'v1', model: 'turn-kit-en' }],
     ['v2 with a lyric- model', { type: 'x', version: 'v2', model: 'lyric-2-en' }],

@@ -1,4 +1,4 @@
-// Turn-taking on the caller's audio: speech, end of turn, the reply and barge-in (PROTOCOLS.md section 1).
+// Turn-taking on the caller's audio: speech, end of turn, the reply and barge-in (docs/protocols/agent.md section 13).
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { transcode } from '../../src/audio/codec.js';

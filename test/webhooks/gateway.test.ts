@@ -1,5 +1,5 @@
 // The gateway's request surface: unknown providers, body limit, bodies that are not JSON, the raw
-// body parser staying in its scope, and what `GET /` shows (gateway spec 1, point 6; spec 4).
+// body parser staying in its scope, and what `GET /` shows (docs/protocols/webhook-providers.md sections 1 and 9).
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import pino from 'pino';

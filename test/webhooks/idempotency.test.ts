@@ -1,4 +1,4 @@
-// Gateway spec 6, rule 1: duplicate deliveries from retrying providers are safe. A key already
+// docs/protocols/webhook-providers.md section 5: duplicate deliveries from retrying providers are safe. A key already
 // processed answers 200 {"status":"duplicate"} and is never forwarded again, within one process,
 // across a restart (SQLite) and across instances (Redis); concurrent duplicates never both forward;
 // a failed forward answers 503 and leaves the key free for the provider's retry.

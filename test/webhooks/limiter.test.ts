@@ -1,4 +1,4 @@
-// Gateway spec 3 and 8: 20 authentication failures from one IP within a minute, then that IP is
+// docs/protocols/webhook-providers.md section 7: 20 authentication failures from one IP within a minute, then that IP is
 // refused (429) until the window passes. The IP is Fastify's request.ip, so a forged
 // X-Forwarded-For changes nothing; successes do not count; the check runs before the body is read.
 import { randomUUID } from 'node:crypto';

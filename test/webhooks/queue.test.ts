@@ -1,4 +1,4 @@
-// Gateway spec 6, rules 2 and 3: with QUEUE_PILOTS including `code`, code/workflow_run.completed
+// docs/protocols/webhook-providers.md section 6: with QUEUE_PILOTS including `code`, code/workflow_run.completed
 // goes onto the shared queue (202) and a drainer forwards it later under the same name, retrying
 // with exponential backoff and dead-lettering after the last attempt; dead letters are listed and
 // requeued through the admin API. code/package.published is always forwarded directly.

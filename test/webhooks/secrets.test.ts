@@ -1,6 +1,6 @@
 // Secrets leased at start from the environment and a JSON secrets file (the file's list replaces
 // the environment's for every name it holds), reloaded at runtime with the map swapped whole, so
-// requests in flight finish and a bad file keeps the old secrets (gateway spec 5).
+// requests in flight finish and a bad file keeps the old secrets (docs/protocols/webhook-providers.md section 3).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

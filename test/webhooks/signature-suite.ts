@@ -1,4 +1,4 @@
-// The signature cases every provider must pass (gateway spec 5 and 7; PROTOCOLS 4), run from each
+// The signature cases every provider must pass (docs/protocols/webhook-providers.md sections 3 and 4), run from each
 // provider's test file against a real app: valid, rotated secret, missing, malformed, wrong
 // encoding, wrong secret, one byte altered, the raw bytes (not a re-serialization) verified, and an
 // expired timestamp where the provider has one.

@@ -1,6 +1,6 @@
-// Who may talk to the local agent (spec section 5): `Authorization: Token <key>` or
+// Who may talk to the local agent (docs/protocols/speech-service.md section 2): `Authorization: Token <key>` or
 // `Authorization: Bearer <JWT>`. The JWT is checked when presented, so a token that expires later
-// does not end an open socket (spec section 3, "Auth token").
+// does not end an open socket (docs/protocols/speech-service.md section 2).
 import { constantTimeEqual } from '../../auth.js';
 import { verifyJwt } from './jwt.js';
 

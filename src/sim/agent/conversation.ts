@@ -72,7 +72,7 @@ export class Conversation {
     this.#enqueue('greeting', () => this.#speak(ref, performance.now()));
   }
 
-  /** Barge-in (PROTOCOLS.md section 1): the rest of the current reply is never sent. */
+  /** Barge-in (docs/protocols/agent.md section 13): the rest of the current reply is never sent. */
   userStartedSpeaking(): void {
     if (!this.#playback) return;
     this.#log.debug({ bytesSent: this.#playback.bytesSent }, 'barge-in: reply audio stopped');
@@ -207,7 +207,7 @@ export class Conversation {
   }
 
   /**
-   * Client-side functions (PROTOCOLS.md section 1): one FunctionCallRequest, then wait for a
+   * Client-side functions (docs/protocols/agent.md section 7): one FunctionCallRequest, then wait for a
    * FunctionCallResponse per id. Functions Settings did not declare client-side are skipped.
    */
   async #callFunctions(calls: ScenarioFunctionCall[]): Promise<void> {

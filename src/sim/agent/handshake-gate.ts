@@ -1,6 +1,6 @@
 // Admission of agent sockets at the upgrade: the scenario's scripted refusals, then the concurrent
 // connection limit. Both answer HTTP 429 by default, as the real service does when too many sockets
-// are open at once (spec sections 7 and 8: the limit counts open connections, not requests).
+// are open at once (docs/protocols/agent.md section 12: the limit counts open connections, not requests).
 
 export interface HandshakeGateOptions {
   maxConnections?: number;

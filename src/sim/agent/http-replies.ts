@@ -1,5 +1,5 @@
 // JSON answers of the local agent's HTTP side, for plain requests and for refused upgrades. The
-// error envelope is ours (spec section 7: "The body envelope of HTTP errors: not shown").
+// error envelope is ours (docs/protocols/speech-service.md section 9: the body of an HTTP error is not described).
 import type { ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';

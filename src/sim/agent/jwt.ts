@@ -1,4 +1,4 @@
-// HS256 JSON Web Tokens for the token grant (PROTOCOLS.md section 1; spec section 5). Just enough
+// HS256 JSON Web Tokens for the token grant (docs/protocols/speech-service.md section 2). Just enough
 // of RFC 7519 to issue a short-lived token and check it at the handshake.
 import { createHmac, randomUUID } from 'node:crypto';
 import { constantTimeEqual } from '../../auth.js';

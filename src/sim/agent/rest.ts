@@ -15,7 +15,7 @@ import { THINK_MODELS } from './think-models.js';
 export const GRANT_PATH = '/v1/auth/grant';
 export const THINK_MODELS_PATH = '/v1/agent/settings/think/models';
 
-/** Token lifetime when the grant body names none (spec section 5.2). */
+/** Token lifetime when the grant body names none (docs/protocols/speech-service.md section 2). */
 export const DEFAULT_GRANT_TTL_SECONDS = 30;
 const MAX_GRANT_TTL_SECONDS = 3600;
 const MAX_BODY_BYTES = 16 * 1024;

@@ -108,7 +108,7 @@ export async function startLocalAgent(opts: LocalAgentOptions): Promise<LocalAge
       return;
     }
     if (path !== AGENT_PATH) return refuseUpgrade(socket, 404, `no WebSocket endpoint at ${path}`);
-    // Spec section 5: a JWT must be valid now, at the handshake; its later expiry is not checked.
+    // docs/protocols/speech-service.md section 2: a JWT must be valid now, at the handshake; its later expiry is not checked.
     const check = authorize(req.headers.authorization, auth);
     if (!check.ok) return refuseUpgrade(socket, 401, check.reason);
     const admission = gate.admit();

@@ -1,4 +1,4 @@
-// The states of one local agent session and the moves between them (PROTOCOLS.md section 1:
+// The states of one local agent session and the moves between them (docs/protocols/agent.md section 3:
 // open → Welcome → Settings → SettingsApplied → audio). Everything before `live` drops audio.
 export const SessionState = Object.freeze({
   AwaitingSettings: 'awaiting-settings',

@@ -1,5 +1,5 @@
 // One agent socket, server side: the handshake order, client messages, caller audio, and the one
-// path by which the session ends (PROTOCOLS.md section 1; spec sections 3 and 4.5).
+// path by which the session ends (docs/protocols/agent.md sections 3 and 4).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type RawData, WebSocket } from 'ws';
@@ -111,7 +111,7 @@ export class AgentSession {
     else this.#onLiveMessage(message);
   }
 
-  /** Caller audio counts only once Settings are applied; before that it is dropped (spec section 3). */
+  /** Caller audio counts only once Settings are applied; before that it is dropped (docs/protocols/agent.md section 3). */
   #onAudio(bytes: Buffer): void {
     if (this.#state !== SessionState.Live || !this.#turns || !this.#conversation) {
       this.#droppedEarlyAudioBytes += bytes.length;
@@ -128,7 +128,7 @@ export class AgentSession {
     }
   }
 
-  /** The first client message must be Settings (PROTOCOLS.md section 1, "Order"). */
+  /** The first client message must be Settings (docs/protocols/agent.md section 3). */
   #onFirstMessage(msg: Record<string, unknown> & { type: string }): void {
     if (msg.type !== 'Settings') {
       this.#failClient('UNPARSABLE_CLIENT_MESSAGE', `the first message must be Settings, got ${msg.type}`);
@@ -254,7 +254,7 @@ export class AgentSession {
         }
         break;
       default:
-        // Unknown types are tolerated (PROTOCOLS.md section 1): warned about, never fatal.
+        // Unknown types are tolerated (docs/protocols/agent.md section 11): warned about, never fatal.
         this.#warn('UNKNOWN_MESSAGE_TYPE', `unknown client message type ${msg.type}`);
     }
   }

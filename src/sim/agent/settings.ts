@@ -4,7 +4,7 @@
 // in either shape. A rejected message becomes a fatal `Error` with code INVALID_SETTINGS.
 import { type AudioEncoding, type AudioFormat, SUPPORTED_SAMPLE_RATES } from '../../audio/codec.js';
 
-/** The voice used when `agent.speak` is omitted (spec section 4.5). */
+/** The voice used when `agent.speak` is omitted (docs/protocols/agent.md section 4.2). */
 export const DEFAULT_SPEAK = Object.freeze({ version: 'v2', model: 'turn-kit-en' } as const);
 
 export interface SpeakChoice {
@@ -41,7 +41,7 @@ export function checkSettings(msg: Record<string, unknown>): Checked<SessionSett
   const output = checkAudio(audio.output, 'audio.output');
   if (!output.ok) return output;
   const container = asObject(audio.output)?.container;
-  // Anything but raw audio would put header bytes on the phone leg (PROTOCOLS.md section 1).
+  // Anything but raw audio would put header bytes on the phone leg (docs/protocols/agent.md section 4.1).
   if (container !== undefined && container !== 'none') {
     return invalid(`audio.output.container must be "none", got ${JSON.stringify(container)}`);
   }
@@ -156,7 +156,7 @@ function checkContext(context: unknown): Checked<Record<string, unknown>[]> {
 }
 
 /**
- * `agent.speak` rules (spec sections 4.5 and 9.5): omitted means turn-kit-en; a provider without
+ * `agent.speak` rules (docs/protocols/agent.md section 4.2): omitted means turn-kit-en; a provider without
  * `version` is v1; v1 needs a `lyric-` model and v2 a `turn-` model. A list is a fallback chain:
  * every entry is checked, and the first one speaks.
  */

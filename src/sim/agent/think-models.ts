@@ -1,5 +1,5 @@
 // The language models `agent.think.provider` may name, as listed by
-// GET /v1/agent/settings/think/models (spec section 4.5; the response body is not specified there,
+// GET /v1/agent/settings/think/models (docs/protocols/speech-service.md section 4; the response body is not specified there,
 // so this shape, `{models: [{id, name, provider}]}`, is ours).
 export interface ThinkModel {
   id: string;

@@ -1,7 +1,7 @@
 // Finds the caller's turns in the inbound audio: speech starts after a few voiced 20 ms frames and
 // the turn ends after `endOfTurnSilenceMs` without voice. Time is counted in audio received, not on
 // the wall clock, the way a listening model hears it: phone audio flows continuously, silence
-// included (PROTOCOLS.md section 1, KeepAlive note).
+// included (docs/protocols/agent.md section 13, on KeepAlive).
 import { type AudioFormat, bytesPerSample, decodeAudio } from '../../audio/codec.js';
 import { FRAME_MS, SpeechDetector, type SpeechDetectorOptions, samplesPerFrame } from '../../audio/energy.js';
 

@@ -1,5 +1,5 @@
-// `callbridge call`: places one simulated call against a running server and reports it (CONTRACT.md,
-// "Set-up and commands"). Exit 0 when the caller heard the agent, 1 when the call failed, 2 on usage.
+// `callbridge call`: places one simulated call against a running server and reports it (README.md,
+// "Placing a simulated call"). Exit 0 when the caller heard the agent, 1 when the call failed, 2 on usage.
 import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';

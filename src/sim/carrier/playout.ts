@@ -1,4 +1,4 @@
-// The phone's speaker (PROTOCOLS.md section 2): server audio queues up and plays at 8000 bytes/s,
+// The phone's speaker (docs/protocols/twilio.md section 5): server audio queues up and plays at 8000 bytes/s,
 // one 20 ms frame per clock tick; a mark goes back once the audio queued before it has played;
 // `clear` drops what has not played and releases every pending mark at once. What played is kept
 // as "what the caller heard" (silence between replies is not part of it).

@@ -1,7 +1,7 @@
-// `code`, a code host. Gateway spec 5: HMAC-SHA256, hex prefixed with `sha256=`, over the raw body,
-// header `x-hub-signature-256`. PROTOCOLS 4: delivery id in `x-code-delivery` (alias
+// `code`, a code host. docs/protocols/webhook-providers.md section 3: HMAC-SHA256, hex prefixed with `sha256=`, over the raw body,
+// header `x-hub-signature-256`. docs/protocols/webhook-providers.md section 2: delivery id in `x-code-delivery` (alias
 // `x-github-delivery`); event from header `x-code-event` (alias `x-github-event`) plus body `action`.
-// `workflow_run.completed` may go through the shared queue (gateway spec 6, rule 2);
+// `workflow_run.completed` may go through the shared queue (docs/protocols/webhook-providers.md section 6);
 // `package.published` never does (rule 3).
 import { deliveryIdOf, textField } from '../payload.js';
 import type { WebhookProvider } from '../provider.js';

@@ -1,5 +1,5 @@
-// `deploy`, a deployment host. Gateway spec 5: HMAC-SHA1, hex, over the raw body, header
-// `x-deploy-signature`, keyed with the secret returned when the webhook was created. PROTOCOLS 4:
+// `deploy`, a deployment host. docs/protocols/webhook-providers.md section 3: HMAC-SHA1, hex, over the raw body, header
+// `x-deploy-signature`, keyed with the secret returned when the webhook was created. docs/protocols/webhook-providers.md section 2:
 // delivery id in body `id`, event in body `type` (`deployment.succeeded` → `deploy.succeeded`).
 import { deliveryIdOf, textField } from '../payload.js';
 import type { WebhookProvider } from '../provider.js';

@@ -1,9 +1,9 @@
 // `inbox`, a shared inbox, with two webhook types told apart by `x-inbox-request-timestamp`
-// (PROTOCOLS 4):
+// (docs/protocols/webhook-providers.md section 3):
 // - application webhook: base64 HMAC-SHA256 of `<timestamp>:<raw body>`, timestamp in ms, at most
 //   5 minutes off; application secret (`inbox`). It may carry a validation challenge.
 // - rules webhook: base64 HMAC-SHA1 of the body's compact JSON, rules secret (`inbox_rules`, kept
-//   apart from the application secret, gateway spec 5). The raw bytes are tried first; only if they
+//   apart from the application secret, docs/protocols/webhook-providers.md section 3). The raw bytes are tried first; only if they
 //   fail, their compact re-serialization (the one documented exception to raw-bytes verification).
 // Delivery id in body `id`, event in body `type`.
 import { deliveryIdOf, textField } from '../payload.js';
@@ -97,7 +97,7 @@ export const inboxProvider: WebhookProvider = {
       : verifyApplication(request, timestamp, secrets, nowMs);
   },
 
-  // PROTOCOLS 4: answered after the signature checks out; rules webhooks carry no challenges.
+  // docs/protocols/webhook-providers.md section 4: answered after the signature checks out; rules webhooks carry no challenges.
   challenge(request, verification) {
     if (verification.variant !== 'app') return null;
     return header(request.headers, CHALLENGE_HEADER) ?? null;

@@ -1,4 +1,4 @@
-// `payments`, a payment processor, served only while its secret is configured. PROTOCOLS 4:
+// `payments`, a payment processor, served only while its secret is configured. docs/protocols/webhook-providers.md section 3:
 // `payments-signature: t=<unix s>,v1=<hex>[,v1=…]`, hex HMAC-SHA256 of `<t>.<raw body>` with the
 // endpoint signing secret; 300 s tolerance; any `v1` may match (the processor signs with every
 // active secret during its own rotation). Delivery id in body `id`, event type as given in `type`.

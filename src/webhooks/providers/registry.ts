@@ -1,4 +1,4 @@
-// The gateway's provider map (gateway spec 1: "registering it in the gateway's provider map").
+// The gateway's provider map (docs/protocols/webhook-providers.md section 8).
 // Adding a provider: one file in this folder and one entry here.
 import type { WebhookProvider } from '../provider.js';
 import { codeProvider } from './code.js';

@@ -1,5 +1,5 @@
-// `tasks`, a task manager. Gateway spec 5: HMAC-SHA256, base64, over the raw body, header
-// `x-tasks-hmac-sha256`, keyed with the application's client secret. PROTOCOLS 4: delivery id in
+// `tasks`, a task manager. docs/protocols/webhook-providers.md section 3: HMAC-SHA256, base64, over the raw body, header
+// `x-tasks-hmac-sha256`, keyed with the application's client secret. docs/protocols/webhook-providers.md section 2: delivery id in
 // `x-tasks-delivery-id`, event in body `event_name`.
 import { deliveryIdOf, textField } from '../payload.js';
 import type { WebhookProvider } from '../provider.js';

@@ -1,5 +1,5 @@
-// `code`: `sha256=` + hex HMAC-SHA256 of the raw body in x-hub-signature-256 (gateway spec 5;
-// PROTOCOLS 4). Signed with @octokit/webhooks-methods, independently of the project's code.
+// `code`: `sha256=` + hex HMAC-SHA256 of the raw body in x-hub-signature-256 (docs/protocols/webhook-providers.md
+// sections 2 and 3). Signed with @octokit/webhooks-methods, independently of the project's code.
 import { sign as octokitSign } from '@octokit/webhooks-methods';
 import { describe, expect, it } from 'vitest';
 import {

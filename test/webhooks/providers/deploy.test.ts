@@ -1,4 +1,4 @@
-// `deploy`: hex HMAC-SHA1 of the raw body in x-deploy-signature (gateway spec 5; PROTOCOLS 4).
+// `deploy`: hex HMAC-SHA1 of the raw body in x-deploy-signature (docs/protocols/webhook-providers.md sections 2 and 3).
 import { describe, expect, it } from 'vitest';
 import { type GatewayApp, hmacOf, SECRETS, useGatewayWithOperator } from '../helpers.js';
 import { oddJson, signatureSuite } from '../signature-suite.js';
@@ -42,7 +42,7 @@ describe('deploy: events', () => {
     },
   );
 
-  it('ignores deployment.promoted, which the spec does not list', async () => {
+  it('ignores deployment.promoted, which the provider does not list', async () => {
     const body = JSON.stringify({ id: 'evt-p', type: 'deployment.promoted' });
     const res = await gw.app.inject({
       method: 'POST',

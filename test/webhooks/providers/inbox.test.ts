@@ -1,6 +1,6 @@
 // `inbox`: the application webhook (base64 HMAC-SHA256 of `<ms timestamp>:<raw body>`, 5 minutes)
 // and the rules webhook (base64 HMAC-SHA1 of the body's compact JSON, its own secret), told apart
-// by x-inbox-request-timestamp; the validation challenge (gateway spec 4, 5; PROTOCOLS 4).
+// by x-inbox-request-timestamp; the validation challenge (docs/protocols/webhook-providers.md sections 2 to 4).
 import { describe, expect, it } from 'vitest';
 import {
   type FakeOperatorGateway,

@@ -1,5 +1,5 @@
 // `payments`: `payments-signature: t=<unix s>,v1=<hex>[,v1=…]`, hex HMAC-SHA256 of `<t>.<raw body>`,
-// 300 s tolerance, any v1 may match; served only while its secret is configured (PROTOCOLS 4).
+// 300 s tolerance, any v1 may match; served only while its secret is configured (docs/protocols/webhook-providers.md sections 2 and 3).
 import { afterEach, describe, expect, it } from 'vitest';
 import { type GatewayApp, hmacOf, SECRETS, startGatewayApp } from '../helpers.js';
 import { oddJson, signatureSuite } from '../signature-suite.js';

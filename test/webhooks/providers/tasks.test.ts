@@ -1,4 +1,4 @@
-// `tasks`: base64 HMAC-SHA256 of the raw body in x-tasks-hmac-sha256 (gateway spec 5; PROTOCOLS 4).
+// `tasks`: base64 HMAC-SHA256 of the raw body in x-tasks-hmac-sha256 (docs/protocols/webhook-providers.md sections 2 and 3).
 import { describe, expect, it } from 'vitest';
 import {
   type FakeOperatorGateway,
@@ -54,7 +54,7 @@ describe('tasks: events', () => {
     expect(res.json()).toEqual({ status: 'forwarded', event: name });
   });
 
-  it('acknowledges and ignores an event type the spec does not list', async () => {
+  it('acknowledges and ignores an event type the provider does not list', async () => {
     const body = JSON.stringify({ event_name: 'project:archived' });
     const res = await gw.app.inject({
       method: 'POST',
