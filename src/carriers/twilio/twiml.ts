@@ -1,36 +1,7 @@
 // TwiML answers for Twilio voice webhooks and call updates (docs/protocols/twilio.md).
+import { escapeXmlAttribute, escapeXmlText } from '../xml-escape.js';
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
-
-// Characters XML 1.0 cannot carry at all, escaped or not: dropped rather than emitting a document
-// Twilio would reject.
-const XML_FORBIDDEN =
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-const TEXT_ESCAPES: Readonly<Record<string, string>> = Object.freeze({
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-});
-
-// Tab and newlines as character references: a parser normalizes literal ones in attributes to spaces.
-const ATTRIBUTE_ESCAPES: Readonly<Record<string, string>> = Object.freeze({
-  ...TEXT_ESCAPES,
-  '"': '&quot;',
-  "'": '&apos;',
-  '\t': '&#9;',
-  '\n': '&#10;',
-  '\r': '&#13;',
-});
-
-export function escapeXmlText(value: string): string {
-  return value.replace(XML_FORBIDDEN, '').replace(/[&<>]/g, (ch) => TEXT_ESCAPES[ch] ?? ch);
-}
-
-export function escapeXmlAttribute(value: string): string {
-  return value.replace(XML_FORBIDDEN, '').replace(/[&<>"'\t\n\r]/g, (ch) => ATTRIBUTE_ESCAPES[ch] ?? ch);
-}
 
 function response(body: string): string {
   return `${XML_DECLARATION}<Response>${body}</Response>`;
