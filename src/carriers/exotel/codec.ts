@@ -4,6 +4,7 @@
 import { type AudioEncoding, type MediaFormat, unsupportedFormatReason } from '../../audio/format.js';
 import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
 import { CarrierFrameError } from '../../errors.js';
+import { decodeBase64Strict, DTMF_DIGITS, isObject, type JsonObject } from '../wire.js';
 
 const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
   // Exotel's default: 16-bit signed little-endian PCM.
@@ -20,7 +21,6 @@ const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
   alaw: 'alaw',
 });
 
-const DTMF_DIGITS = new Set(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '*', '#', 'A', 'B', 'C', 'D']);
 const CALL_SID = /^[A-Za-z0-9_-]{1,64}$/;
 const EVENT_NAME = /^[A-Za-z0-9:._-]{1,64}$/;
 const MAX_STREAM_SID_CHARS = 128;
@@ -30,12 +30,6 @@ const MAX_PARAMETERS = 16;
 const MAX_PARAMETER_CHARS = 256;
 
 const STOP: LegEvent = Object.freeze({ type: 'stop' });
-
-type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 // Messages name the field at fault and never echo frame content: frames carry caller audio and tokens.
 function fail(message: string): never {
@@ -64,15 +58,6 @@ function countField(obj: JsonObject, key: string, event: string, fallback: numbe
     return value;
   }
   fail(`${event}: ${key} must be a decimal integer below 1000000`);
-}
-
-/**
- * Strict base64: decoding and re-encoding must give the same text, so only canonical encodings pass
- * (Node's decoder otherwise skips characters it does not know).
- */
-function decodeBase64Strict(text: string): Buffer | undefined {
-  const bytes = Buffer.from(text, 'base64');
-  return bytes.toString('base64') === text ? bytes : undefined;
 }
 
 function parseMediaFormat(start: JsonObject): MediaFormat {

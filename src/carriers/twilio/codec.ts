@@ -3,6 +3,7 @@
 import type { AudioEncoding, MediaFormat } from '../../audio/format.js';
 import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
 import { CarrierFrameError } from '../../errors.js';
+import { decodeBase64Strict, DTMF_DIGITS, isObject, type JsonObject } from '../wire.js';
 
 const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
   'audio/x-mulaw': 'mulaw',
@@ -11,17 +12,9 @@ const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
   'audio/x-l16': 'linear16',
 });
 
-const DTMF_DIGITS = new Set(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '*', '#', 'A', 'B', 'C', 'D']);
-
 // Events without a body are shared rather than allocated per frame.
 const STOP: LegEvent = Object.freeze({ type: 'stop' });
 const IGNORED_MEDIA: LegEvent = Object.freeze({ type: 'ignored', event: 'media' });
-
-type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 // Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
 function fail(message: string): never {
@@ -38,16 +31,6 @@ function stringField(obj: JsonObject, key: string, event: string): string {
   const value = obj[key];
   if (typeof value !== 'string') fail(`${event}: ${key} must be a string`);
   return value;
-}
-
-/**
- * Strict base64: standard alphabet, padded to a multiple of 4, zero pad bits. Decoding and
- * re-encoding is measured faster on Node 20 than a JS character loop (the codec is native and the
- * comparison is a memcmp of one-byte strings), and it accepts exactly the canonical encodings.
- */
-function decodeBase64Strict(text: string): Buffer | undefined {
-  const bytes = Buffer.from(text, 'base64');
-  return bytes.toString('base64') === text ? bytes : undefined;
 }
 
 function positiveInteger(obj: JsonObject, key: string, fallback: number): number {

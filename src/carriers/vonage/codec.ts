@@ -5,13 +5,13 @@
 import { type MediaFormat, unsupportedFormatReason } from '../../audio/format.js';
 import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
 import { CarrierFrameError } from '../../errors.js';
+import { DTMF_DIGITS, isObject, type JsonObject } from '../wire.js';
 
 /** The NCCO `headers` that come back in `websocket:connected`: the call's uuid and its stream token. */
 export const CALL_HEADER = 'call_uuid';
 export const TOKEN_HEADER = 'token';
 
 export const CALL_UUID = /^[A-Za-z0-9-]{1,64}$/;
-const DTMF_DIGITS = new Set(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '*', '#', 'A', 'B', 'C', 'D']);
 /** Event names are echoed in `ignored` events (and so in logs and metrics) only when they look like one. */
 const EVENT_NAME = /^[A-Za-z0-9:._-]{1,64}$/;
 const MAX_TOKEN_CHARS = 2048;
@@ -23,12 +23,6 @@ const MAX_PARAMETER_VALUE_CHARS = 256;
 
 const CLEARED: LegEvent = Object.freeze({ type: 'cleared' });
 const CLEAR_FRAME = '{"action":"clear"}';
-
-type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 // Messages name the field at fault and never echo frame content: frames carry caller data and tokens.
 function fail(message: string): never {
