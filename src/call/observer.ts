@@ -6,7 +6,7 @@ import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { bearerToken, constantTimeEqual } from '../auth.js';
 import { UnauthorizedError } from '../errors.js';
-import type { CallEvent, CallEventHub } from './events.js';
+import type { CallEvent, CallEventFeed } from './events.js';
 
 export function observerToken(secret: string, callSid: string): string {
   return createHmac('sha256', secret).update(`observe:${callSid}`).digest('base64url');
@@ -14,7 +14,7 @@ export function observerToken(secret: string, callSid: string): string {
 
 const HEARTBEAT_MS = 15_000;
 
-export function observerRoutes(deps: { secret: string; adminToken: string | null; events: CallEventHub }) {
+export function observerRoutes(deps: { secret: string; adminToken: string | null; events: CallEventFeed }) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.get<{ Params: { callSid: string } }>('/calls/:callSid/events', async (req, reply) => {
       const { callSid } = req.params;
