@@ -13,6 +13,8 @@ type Listener = (event: CallEvent) => void;
 /** Where observers subscribe to a call's events: this instance's hub, or the fleet's relay. */
 export interface CallEventFeed {
   subscribe(callSid: string, listener: Listener): () => void;
+  /** Resolves once events of the call reach a listener subscribed just before, wherever it runs. */
+  following?(callSid: string): Promise<void>;
 }
 
 export class CallEventHub implements CallEventFeed {

@@ -27,6 +27,27 @@ export function observerRoutes(deps: { secret: string; adminToken: string | null
 
       reply.hijack();
       const res = reply.raw;
+      // Events that come while the feed is being opened are held, then written in order.
+      const held: CallEvent[] = [];
+      let open = false;
+      const write = (event: CallEvent) => {
+        if (!open) {
+          held.push(event);
+          return;
+        }
+        res.write(`data: ${JSON.stringify(event)}\n\n`);
+        if (event.type === 'end') res.end();
+      };
+      const unsubscribe = deps.events.subscribe(callSid, write);
+      let heartbeat: NodeJS.Timeout | undefined;
+      res.on('close', () => {
+        clearInterval(heartbeat);
+        unsubscribe();
+      });
+      // The feed opens once events will reach it, wherever the call runs: nothing said after the
+      // opening comment is missed.
+      await deps.events.following?.(callSid).catch(() => {});
+      if (res.destroyed) return;
       // A feed is quiet between events by design; the idle-connection timeout is for requests.
       req.raw.socket.setTimeout(0);
       res.writeHead(200, {
@@ -35,17 +56,10 @@ export function observerRoutes(deps: { secret: string; adminToken: string | null
         connection: 'keep-alive',
       });
       res.write(': observing\n\n');
-      const write = (event: CallEvent) => {
-        res.write(`data: ${JSON.stringify(event)}\n\n`);
-        if (event.type === 'end') res.end();
-      };
-      const unsubscribe = deps.events.subscribe(callSid, write);
-      const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+      open = true;
+      for (const event of held.splice(0)) write(event);
+      heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
       heartbeat.unref();
-      res.on('close', () => {
-        clearInterval(heartbeat);
-        unsubscribe();
-      });
     });
   };
 }

@@ -129,6 +129,7 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
           elsewhere();
         };
       },
+      following: (callSid) => relay.following(callSid),
     },
     releaseRemotePrewarm(stream) {
       relay

@@ -32,6 +32,7 @@ export class FleetRelay {
   readonly #inbox: string;
   readonly #waiting = new Map<string, (reply: Reply) => void>();
   readonly #feeds = new Map<string, Set<EventListener>>();
+  readonly #subscribed = new Map<string, Promise<void>>();
 
   constructor(deps: RelayDeps) {
     this.#deps = deps;
@@ -89,17 +90,30 @@ export class FleetRelay {
     if (!set) {
       set = new Set();
       this.#feeds.set(channel, set);
-      this.#deps.subscriber.subscribe(channel).catch((err: Error) => {
-        this.#deps.logger.warn({ err: err.message, callSid }, 'could not follow a call on another instance');
-      });
+      const subscribed = this.#deps.subscriber.subscribe(channel).then(
+        () => {},
+        (err: Error) => {
+          this.#deps.logger.warn(
+            { err: err.message, callSid },
+            'could not follow a call on another instance',
+          );
+        },
+      );
+      this.#subscribed.set(channel, subscribed);
     }
     set.add(listener);
     return () => {
       set.delete(listener);
       if (set.size > 0 || this.#feeds.get(channel) !== set) return;
       this.#feeds.delete(channel);
+      this.#subscribed.delete(channel);
       this.#deps.subscriber.unsubscribe(channel).catch(() => {});
     };
+  }
+
+  /** Resolves once the subscription to the call's channel is in place. */
+  async following(callSid: string): Promise<void> {
+    await this.#subscribed.get(this.#deps.keys.events(callSid));
   }
 
   get followed(): number {
