@@ -39,7 +39,10 @@ export function observerRoutes(deps: { secret: string; adminToken: string | null
         if (event.type === 'end') res.end();
       };
       const unsubscribe = deps.events.subscribe(callSid, write);
-      let heartbeat: NodeJS.Timeout | undefined;
+      const heartbeat = setInterval(() => {
+        if (open) res.write(': keep-alive\n\n');
+      }, HEARTBEAT_MS);
+      heartbeat.unref();
       res.on('close', () => {
         clearInterval(heartbeat);
         unsubscribe();
@@ -58,8 +61,6 @@ export function observerRoutes(deps: { secret: string; adminToken: string | null
       res.write(': observing\n\n');
       open = true;
       for (const event of held.splice(0)) write(event);
-      heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
-      heartbeat.unref();
     });
   };
 }
