@@ -163,6 +163,9 @@ export function handleMediaSocket(
     verifying = [];
     metrics.callsDeclined.inc({ carrier, reason });
     log.warn({ reason }, 'media stream declined');
+    // An agent pre-warmed here for this call will never be used.
+    deps.pending?.settled(prewarmKey(carrier, start.callSid));
+    deps.prewarm.take(prewarmKey(carrier, start.callSid))?.close();
     const format = start.mediaFormat;
     const audio = deps.declineAudio ? deps.declineAudio(format).catch(() => null) : Promise.resolve(null);
     void audio

@@ -85,6 +85,9 @@ describe.skipIf(!REDIS_SERVER)('a Redis outage mid-call', () => {
     const lateSid = newCallSid();
     const late = await newCall(server, lateSid);
     expect(late.body).toContain('<Connect><Stream');
+    // Its agent is pre-warmed before the outage begins.
+    const lateAgent = await agent.nextConnection();
+    await lateAgent.waitFor('Settings');
 
     await redis.kill();
 
@@ -101,6 +104,8 @@ describe.skipIf(!REDIS_SERVER)('a Redis outage mid-call', () => {
     const message = fallbackAudio(undefined, MULAW_8K)!;
     expect(lateStream.audio().subarray(0, message.length).equals(message)).toBe(true);
     expect(agent.connections.length).toBe(connectionsBefore);
+    // The agent pre-warmed for it is let go at once.
+    await lateAgent.closed;
     // The gateway answers 503 so the provider retries.
     expect(await deploy(server)).toBe(503);
 
