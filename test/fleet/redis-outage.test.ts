@@ -71,6 +71,8 @@ describe.skipIf(!REDIS_SERVER)('a Redis outage mid-call', () => {
       ADMIN_TOKEN,
       WEBHOOK_SECRET_DEPLOY: DEPLOY_SECRET,
       INSTANCE_ID: 'outage-1',
+      // Long, so only the decline can close an agent pre-warmed for a declined stream in time.
+      AGENT_PREWARM_TTL_MS: '60000',
     });
     expect(await deploy(server)).toBe(200);
 
@@ -105,7 +107,12 @@ describe.skipIf(!REDIS_SERVER)('a Redis outage mid-call', () => {
     expect(lateStream.audio().subarray(0, message.length).equals(message)).toBe(true);
     expect(agent.connections.length).toBe(connectionsBefore);
     // The agent pre-warmed for it is let go at once.
-    await lateAgent.closed;
+    await Promise.race([
+      lateAgent.closed,
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('the pre-warmed agent was kept')), 20_000),
+      ),
+    ]);
     // The gateway answers 503 so the provider retries.
     expect(await deploy(server)).toBe(503);
 
