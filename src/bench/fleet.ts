@@ -5,11 +5,13 @@
 // met its pre-warmed agent, and the instances' CPU.
 //
 //   node dist/bench/fleet.js [--instances N] [--calls C] [--hold S] [--ramp S]
-//                            [--agent-configure-ms MS] [--redis URL] [--out FILE]
+//                            [--agent-configure-ms MS] [--carrier-delay-ms MS] [--redis URL] [--out FILE]
 //
 // The agent is a stand-in on loopback that takes --agent-configure-ms to apply Settings (a hosted
 // agent takes a few hundred ms from dial to SettingsApplied), then speaks a short greeting: that
-// wait is what pre-warming hides, and what a stream landing on the wrong instance pays again.
+// wait is what pre-warming hides, and what a stream landing on the wrong instance pays again. The
+// phone opens the media stream --carrier-delay-ms after the webhook's answer, as a carrier does
+// (it sets up the call leg first).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -32,6 +34,7 @@ interface Options {
   holdMs: number;
   rampMs: number;
   agentConfigureMs: number;
+  carrierDelayMs: number;
   redisUrl: string;
   out: string | null;
 }
@@ -85,7 +88,7 @@ interface CallResult {
 }
 
 /** One call as Twilio places it: the voice webhook, then the media stream the answer names. */
-async function placeCall(balancerUrl: string, holdMs: number): Promise<CallResult> {
+async function placeCall(balancerUrl: string, holdMs: number, carrierDelayMs: number): Promise<CallResult> {
   const callSid = `CA${randomBytes(16).toString('hex')}`;
   const streamSid = `MZ${randomBytes(16).toString('hex')}`;
   const startedAt = performance.now();
@@ -102,6 +105,7 @@ async function placeCall(balancerUrl: string, holdMs: number): Promise<CallResul
   const parameters: Record<string, string> = {};
   for (const m of twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\s*\/>/g))
     parameters[m[1]!] = m[2]!;
+  await new Promise((resolve) => setTimeout(resolve, carrierDelayMs));
   return new Promise<CallResult>((resolve) => {
     const ws = new WebSocket(streamUrl.replace(/&amp;/g, '&'));
     let setupMs: number | null = null;
@@ -168,6 +172,7 @@ function sumMetric(text: string, name: string, label: string): number {
 interface RunResult {
   instances: number;
   routing: boolean;
+  prewarm: boolean;
   completedCalls: number;
   failedCalls: number;
   failures: Record<string, number>;
@@ -178,7 +183,7 @@ interface RunResult {
   instanceCpuSeconds: number;
 }
 
-async function run(opts: Options, instances: number, routing: boolean): Promise<RunResult> {
+async function run(opts: Options, instances: number, routing: boolean, prewarm = true): Promise<RunResult> {
   const agent = await startAgent(opts.agentConfigureMs);
   const prefix = `callbridge-bench-fleet-${randomBytes(4).toString('hex')}:`;
   const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-fleet-bench-'));
@@ -198,6 +203,7 @@ async function run(opts: Options, instances: number, routing: boolean): Promise<
       ADMIN_TOKEN: 'fleet-bench-admin-token-0123456789',
       MAX_CALLS: '100000',
       DRAIN_TIMEOUT_MS: '5000',
+      AGENT_PREWARM: String(prewarm),
     };
     for (let i = 1; i <= instances; i++) {
       procs.push(
@@ -215,7 +221,7 @@ async function run(opts: Options, instances: number, routing: boolean): Promise<
     const cpuBefore = procs.map((p) => processCpu(p.pid));
     const results: Array<Promise<CallResult>> = [];
     for (let i = 0; i < opts.calls; i++) {
-      results.push(placeCall(balancer.url, opts.holdMs));
+      results.push(placeCall(balancer.url, opts.holdMs, opts.carrierDelayMs));
       await new Promise((resolve) => setTimeout(resolve, opts.rampMs / opts.calls));
     }
     const calls = await Promise.all(results);
@@ -240,6 +246,7 @@ async function run(opts: Options, instances: number, routing: boolean): Promise<
     return {
       instances,
       routing,
+      prewarm,
       completedCalls: calls.filter((c) => c.ok).length,
       failedCalls: calls.filter((c) => !c.ok).length,
       failures,
@@ -282,6 +289,7 @@ function parseOptions(argv: string[]): Options {
       hold: { type: 'string' },
       ramp: { type: 'string' },
       'agent-configure-ms': { type: 'string' },
+      'carrier-delay-ms': { type: 'string' },
       redis: { type: 'string' },
       out: { type: 'string' },
     },
@@ -298,6 +306,7 @@ function parseOptions(argv: string[]): Options {
     holdMs: int('hold', values.hold, 10, 1) * 1000,
     rampMs: int('ramp', values.ramp, 5, 0) * 1000,
     agentConfigureMs: int('agent-configure-ms', values['agent-configure-ms'], 300, 0),
+    carrierDelayMs: int('carrier-delay-ms', values['carrier-delay-ms'], 500, 0),
     redisUrl: values.redis ?? 'redis://127.0.0.1:6379',
     out: values.out ?? null,
   };
@@ -309,6 +318,7 @@ async function main(argv: string[]) {
     await run(opts, 1, true),
     await run(opts, opts.instances, true),
     await run(opts, opts.instances, false),
+    await run(opts, opts.instances, false, false),
   ];
   const report = {
     bench: 'fleet',
@@ -317,6 +327,7 @@ async function main(argv: string[]) {
       holdS: opts.holdMs / 1000,
       rampS: opts.rampMs / 1000,
       agentConfigureMs: opts.agentConfigureMs,
+      carrierDelayMs: opts.carrierDelayMs,
     },
     machine: { cores: cpus().length, node: process.version },
     date: new Date().toISOString(),
