@@ -34,7 +34,16 @@ export function fleetLiveCalls(deps: FleetCallsDeps): LiveCalls {
   ): Promise<ControlOutcome> => {
     const local = await here();
     if (local.ok || local.reason !== 'not_found') return local;
-    const owner = await ownerElsewhere(callSid);
+    let owner: string | null;
+    try {
+      owner = await ownerElsewhere(callSid);
+    } catch {
+      return {
+        ok: false,
+        reason: 'unreachable',
+        message: 'the live-call directory cannot be read right now',
+      };
+    }
     if (owner === null) return local;
     return outcomeOf(await deps.relay.request(owner, body, deps.controlTimeoutMs), owner);
   };

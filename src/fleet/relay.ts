@@ -24,6 +24,9 @@ export interface RelayDeps {
   onMessage(message: Exclude<InboxMessage, { type: 'reply' }>): Promise<Omit<Reply, 'type' | 'id'> | null>;
 }
 
+/** How long an observer's feed waits for its subscription before opening anyway. */
+const FOLLOW_WAIT_MS = 2_000;
+
 /** Observers of one call here, fed by the call's channel. */
 type EventListener = (event: CallEvent) => void;
 
@@ -111,9 +114,19 @@ export class FleetRelay {
     };
   }
 
-  /** Resolves once the subscription to the call's channel is in place. */
+  /**
+   * Resolves once the subscription to the call's channel is in place, or after a short wait while
+   * Redis is away (the feed then opens with this instance's own events only).
+   */
   async following(callSid: string): Promise<void> {
-    await this.#subscribed.get(this.#deps.keys.events(callSid));
+    const subscribed = this.#subscribed.get(this.#deps.keys.events(callSid));
+    if (!subscribed) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      subscribed,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, FOLLOW_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
   }
 
   get followed(): number {
