@@ -39,6 +39,9 @@ describe('drain with streams still to come', () => {
       To: '+15005550001',
     });
     expect(answer.streamUrl).toContain('/media/twilio/drain-1/');
+    // Its agent is pre-warmed and waiting before the signal.
+    const prewarmed = await agent.nextConnection();
+    await prewarmed.waitFor('Settings');
 
     server.child.kill('SIGTERM');
     await expect.poll(() => status(server.baseUrl, '/readyz')).toBe(503);
@@ -74,7 +77,7 @@ describe('drain with streams still to come', () => {
     // The stream of the webhook it answered before the signal still finds it, and is carried.
     const caller = await openMediaStream(answer.streamUrl, { callSid });
     caller.start(answer.parameters);
-    const conn = agent.connections.at(-1)!;
+    const conn = prewarmed;
     expect((await conn.waitFor('Settings')).tags).toContain(`call:${callSid}`);
     const audio = randomBytes(FRAME_BYTES * 3);
     for (let at = 0; at < audio.length; at += FRAME_BYTES) caller.media(audio.subarray(at, at + FRAME_BYTES));

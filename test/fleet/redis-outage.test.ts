@@ -115,11 +115,13 @@ describe.skipIf(!REDIS_SERVER)('a Redis outage mid-call', () => {
     ]);
     // The gateway answers 503 so the provider retries; the live-call directory cannot be read.
     expect(await deploy(server)).toBe(503);
-    const live = await fetch(`${server.baseUrl}/v1/calls?live=true`, {
+    const liveList = await fetch(`${server.baseUrl}/v1/calls?live=true`, {
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
-    expect(live.status).toBe(503);
-    expect(((await live.json()) as { error: { code: string } }).error.code).toBe('CALLBRIDGE_UNAVAILABLE');
+    expect(liveList.status).toBe(503);
+    expect(((await liveList.json()) as { error: { code: string } }).error.code).toBe(
+      'CALLBRIDGE_UNAVAILABLE',
+    );
 
     // The live call goes on: audio both ways, byte for byte.
     const callerAudio = randomBytes(FRAME_BYTES * 5);
