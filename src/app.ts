@@ -33,7 +33,7 @@ import { AGENT_REFUSED_CODE, AgentConnectError, codeForStatus, NotFoundError } f
 import { clientErrorHandler, frameworkErrorHandler } from './http-errors.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import type { AnalysisSubject } from './speech/analysis.js';
-import type { PromptAudio } from './speech/prompts.js';
+import { PromptAudio } from './speech/prompts.js';
 import type { DialerClock } from './outbound/clock.js';
 import type { DialerOptions } from './outbound/dialer.js';
 import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
@@ -213,6 +213,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
 
   const isDraining = () => state.draining;
+  // Without a configured renderer the bundled recordings play.
+  const prompts =
+    deps.prompts ?? new PromptAudio({ config: null, api: null, cacheDir: '', logger: deps.logger, metrics });
   const intake = createCallIntake({
     config,
     dial,
@@ -240,6 +243,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         isDraining,
       }),
     releaseRemotePrewarm: deps.releaseRemotePrewarm ?? (() => {}),
+    prompts: (kind, format) => prompts.promptAudio(kind, format),
     saveRecord: (record: CallRecord) => {
       deps.store.saveCallRecord(record).then(
         // Queued, not awaited by the call: analysis never delays a call's end.
