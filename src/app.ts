@@ -38,6 +38,7 @@ import type { DialerClock } from './outbound/clock.js';
 import type { DialerOptions } from './outbound/dialer.js';
 import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
 import type { Store } from './store/store.js';
+import { ANALYSIS_EVENT_PROVIDER, analysisAnnouncer } from './webhooks/call-events.js';
 import { operatorGatewayNotifier } from './webhooks/notifier.js';
 import { registerWebhookAdminRoutes, type WebhookGateway, webhookGateway } from './webhooks/plugin.js';
 
@@ -48,8 +49,11 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Shown by `GET /`: where calls' agents live (`local` for the built-in agent). */
   agentMode: 'remote' | 'local';
-  /** Post-call analysis (ANALYSIS=on): each saved record is handed to it. */
-  analysis?: { enqueue(record: AnalysisSubject): Promise<void> };
+  /** Post-call analysis (ANALYSIS=on): each saved record is handed to it; each outcome is announced. */
+  analysis?: {
+    enqueue(record: AnalysisSubject): Promise<void>;
+    onAnalysed?(listener: (record: CallRecord) => void): void;
+  };
   /** The fixed prompts a caller hears without an agent (src/speech/prompts.ts). */
   prompts?: PromptAudio;
   /** Places outbound calls for campaigns; absent: campaigns can be prepared but not started. */
@@ -129,6 +133,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.dialerClock ? { clock: deps.dialerClock } : {}),
     ...(deps.dialerOptions ? { dialerOptions: deps.dialerOptions } : {}),
   });
+  // An analysed call reaches the operator gateway like campaign events: same body and signature.
+  deps.analysis?.onAnalysed?.(
+    analysisAnnouncer(
+      operatorGatewayNotifier(ANALYSIS_EVENT_PROVIDER, {
+        url: config.webhooks.operatorGatewayUrl,
+        secret: config.webhooks.operatorGatewaySecret ?? null,
+        timeoutMs: 10_000,
+        logger: deps.logger,
+        now: Date.now,
+      }),
+      deps.logger,
+    ),
+  );
   const state: CallbridgeState = {
     config,
     metrics,
@@ -203,6 +220,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     media: Object.fromEntries(carriers.map((carrier) => [carrier.name, mediaPath(carrier.name)])),
     calls: { active: state.registry.size },
     webhooks: await gateway.info(),
+    analysis: deps.analysis ? 'on' : 'off',
   }));
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) =>

@@ -31,6 +31,8 @@ export interface StartServerOptions {
   releaseRemotePrewarm?: AppDeps['releaseRemotePrewarm'];
   originator?: Originator;
   dialerOptions?: Partial<DialerOptions>;
+  /** Post-call analysis over the server's own store, as main.ts builds it. */
+  analysis?: (store: Store) => NonNullable<AppDeps['analysis']>;
 }
 
 export async function startServer(
@@ -62,6 +64,7 @@ export async function startServer(
     ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
     ...(opts.carriers ? { carriers: opts.carriers(config) } : {}),
     ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
+    ...(opts.analysis ? { analysis: opts.analysis(store) } : {}),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   // As main.ts does once listening: campaigns dial only where a carrier can place calls.
