@@ -23,6 +23,7 @@ import { startPingSweep } from './call/liveness.js';
 import type { ForeignStream, MediaSocketDeps } from './call/media-socket.js';
 import { mediaPath } from './call/media-url.js';
 import { observerRoutes } from './call/observer.js';
+import { promptRoutes } from './call/prompt-routes.js';
 import { type PrewarmedAgent, PrewarmPool } from './call/prewarm.js';
 import type { CallRecord } from './call/record.js';
 import { CallRegistry } from './call/registry.js';
@@ -286,6 +287,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
   };
   await app.register(carrierRoutes(carriers, intake, media));
+  await app.register(promptRoutes((kind, format) => prompts.promptAudio(kind, format)));
   await app.register(
     observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: state.events }),
   );

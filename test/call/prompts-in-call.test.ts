@@ -1,14 +1,17 @@
 // The fixed prompts where a caller hears no agent, over real sockets: when no agent can take the
 // call, the caller hears the "unavailable" prompt rendered by the speak endpoint, rendered once and
 // then reused from the cache; with the speech service down, the bundled recording plays instead.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// A call declined at the voice webhook hears the rendered decline through the carrier's player.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeWavEncoded } from '../../src/audio/wav.js';
+import { readWav, writeWavEncoded } from '../../src/audio/wav.js';
+import { readTwimlAnswer } from '../../src/sim/carrier/twiml.js';
 import { DEFAULT_PROMPT_TEXTS, type PromptsConfig } from '../../src/config/prompts.js';
 import { BUNDLED_PROMPTS, PromptAudio } from '../../src/speech/prompts.js';
+import { writeConfigDir } from '../helpers/config-dir.js';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import { type FakeSpeech, startFakeSpeech } from '../helpers/fake-speech.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -40,8 +43,15 @@ async function start(speechUrl: string) {
   agent = await startFakeAgent();
   agent.refuseWith(401); // no agent will take any call
   cacheDir = mkdtempSync(join(tmpdir(), 'callbridge-prompt-cache-'));
+  const configDir = writeConfigDir({
+    default: {
+      prompt: 'You are a test agent.',
+      think: { provider: { type: 'open_ai', model: 'gpt-4o-mini' } },
+    },
+  });
+  writeFileSync(join(configDir, 'prompts.json'), JSON.stringify({ voice: VOICE.voice }));
   server = await startServer(
-    { AGENT_URL: agent.url, AGENT_API_KEY: 'key', AGENT_PREWARM: 'false' },
+    { AGENT_URL: agent.url, AGENT_API_KEY: 'key', AGENT_PREWARM: 'false', CONFIG_DIR: configDir },
     {
       prompts: () =>
         new PromptAudio({
@@ -85,5 +95,37 @@ describe('the "unavailable" prompt on a call', () => {
     await start(url);
     const bundled = readFileSync(BUNDLED_PROMPTS.unavailable!);
     expect((await heardWithoutAgent()).equals(bundled)).toBe(true);
+  });
+});
+
+describe('the decline at the voice webhook', () => {
+  it('plays the rendered decline through the carrier instead of speaking text', async () => {
+    speech = await startFakeSpeech();
+    speech.always('/v2/speak', { status: 200, body: writeWavEncoded(RENDERED, 'mulaw', 8000) });
+    await start(speech.url);
+    server!.app.callbridge.draining = true;
+    const declined = await voiceWebhook(server!.baseUrl, {
+      CallSid: newCallSid(),
+      From: '+1555',
+      To: '+1666',
+    });
+    const audioUrl = `${server!.baseUrl}/prompts/at_capacity.wav`;
+    expect(declined.body).toContain(`<Play>${audioUrl}</Play><Hangup/>`);
+    expect(declined.body).not.toContain('<Say>');
+    expect(readTwimlAnswer(declined.body)).toMatchObject({
+      kind: 'declined',
+      say: `(the recording at ${audioUrl})`,
+    });
+    for (let i = 0; i < 2; i++) {
+      const fetched = await fetch(audioUrl);
+      expect(fetched.status).toBe(200);
+      expect(fetched.headers.get('content-type')).toBe('audio/wav');
+      const wav = readWav(Buffer.from(await fetched.arrayBuffer()));
+      expect(wav.sampleRate).toBe(8000);
+      expect(wav.samples).toHaveLength(RENDERED.length);
+    }
+    const speaks = speech.requests.filter((r) => r.path === '/v2/speak');
+    expect(speaks).toHaveLength(1);
+    expect(speaks[0]!.body).toContain("we can't take your call");
   });
 });
