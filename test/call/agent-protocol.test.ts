@@ -11,6 +11,11 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { newCallSid, openMediaStream, voiceWebhook } from '../helpers/twilio-carrier.js';
 
 const SPANISH_VOICE = { provider: { type: 'speech', version: 'v2', model: 'turn-luna-es' } };
+/** The profile's speak fallback chain: a turn- voice first, a lyric- voice (v1 by default) after. */
+const SPEAK_CHAIN = [
+  { provider: { type: 'speech', version: 'v2', model: 'turn-kit-en' } },
+  { provider: { type: 'speech', model: 'lyric-2-thalia-en', speed: 1.1 } },
+];
 
 let agent: FakeAgent;
 let server: TestServer;
@@ -40,7 +45,7 @@ beforeEach(async () => {
       prompt: 'You are a test agent.',
       greeting: 'Hello from the test.',
       think: { provider: { type: 'open_ai', model: 'gpt-4o-mini' } },
-      speak: { provider: { type: 'speech', version: 'v2', model: 'turn-kit-en' } },
+      speak: SPEAK_CHAIN,
       endCall: true,
       limits: { silencePromptMs: 0, silenceHangupMs: 0, maxCallMs: 0 },
       functions: [
@@ -80,7 +85,7 @@ async function placeCall() {
   const conn = await agent.nextConnection();
   await conn.waitFor('Settings');
   conn.send({ type: 'SettingsApplied' });
-  return { callSid, carrier, conn };
+  return { callSid, carrier, conn, settings: conn.messages[0]! };
 }
 
 function answerTo(conn: AgentConnection, id: string): Promise<Record<string, unknown>> {
@@ -99,6 +104,20 @@ async function metricValue(name: string, labels = ''): Promise<number> {
   const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(labels));
   return line ? Number(line.split(' ').pop()) : 0;
 }
+
+describe('Settings', () => {
+  it("sends the profile's speak fallback list intact, in order", async () => {
+    const { carrier, settings } = await placeCall();
+    expect(settings.type).toBe('Settings');
+    // Intact: both entries, in order, each provider as written; the v1 default is made explicit.
+    expect((settings.agent as { speak?: unknown }).speak).toEqual([
+      SPEAK_CHAIN[0],
+      { provider: { ...SPEAK_CHAIN[1]!.provider, version: 'v1' } },
+    ]);
+    carrier.stop();
+    await carrier.closed;
+  });
+});
 
 describe('History on a redial', () => {
   it('tells a redialed agent which functions already ran, with their answers and thought signatures', async () => {
