@@ -3,9 +3,10 @@
 // agent and a fake of the carrier's REST API. Bytes pass untouched both ways in the carrier's own
 // format; nothing reaches the agent before SettingsApplied; a barge-in clears the carrier's buffer
 // and stops the interrupted reply; marks decide what the caller heard; DTMF reaches the agent;
-// end_call and transfer go through the carrier's API only once the last words were heard; either
-// side can end the call; and unsigned, forged, expired or replayed requests and streams are
-// refused before any agent is dialed.
+// end_call and transfer go through the carrier's API only once the last words were heard (a carrier
+// with no hang-up call, Exotel, has its stream closed instead); either side can end the call; and
+// unsigned, forged, expired or replayed requests and streams are refused before any agent is
+// dialed. Audio is cut as the carrier plays it without gaps (one frame a message for Vonage).
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bytesPerMs } from '../../src/audio/format.js';
@@ -169,6 +170,16 @@ describe.each(CARRIER_FIXTURES.map((fixture) => [fixture.name, fixture] as const
         const expected = toCaller(reply);
         const heard = await stream.waitForAudio(expected.length);
         expect(heard.subarray(0, expected.length).equals(expected)).toBe(true);
+        // Cut as the carrier plays it without gaps (one frame a message for Vonage, Exotel's chunks).
+        const sizes = stream.events.flatMap((event) =>
+          event.type === 'audio' ? [event.payload.length] : [],
+        );
+        const rule = fixture.audioMessages ?? { multipleOf: fixture.frameBytes, min: 1, max: Infinity };
+        for (const size of sizes) {
+          expect(size % rule.multipleOf).toBe(0);
+          expect(size).toBeGreaterThanOrEqual(rule.min);
+          expect(size).toBeLessThanOrEqual(rule.max);
+        }
       });
     });
 
@@ -236,7 +247,7 @@ describe.each(CARRIER_FIXTURES.map((fixture) => [fixture.name, fixture] as const
     });
 
     describe('call control', () => {
-      it("hangs up through the carrier's API only after the goodbye was heard", async () => {
+      it("ends the call only once the goodbye was heard: by the carrier's API, or by closing the stream where it has none", async () => {
         const { call, stream, conn } = await connect({ echoMarks: false });
         conn.send({ type: 'SettingsApplied' });
         callFunction(conn, 'end_call', {});
