@@ -60,6 +60,11 @@ export interface AppDeps {
   /** The carriers served; default: those the configuration enables (src/carriers/index.ts). */
   carriers?: readonly CarrierAdapter[];
   /**
+   * The built-in simulated carrier API (src/sim/carrier-api/): carriers without credentials place,
+   * answer and end calls there. Listed by `GET /` so `callbridge call` finds it.
+   */
+  simulatedCarrierApi?: string;
+  /**
    * Tells the instance that prepared a call, whose stream arrived here instead, to close the agent
    * it pre-warmed for it. Default: nothing (one instance; the agent there expires after its TTL).
    */
@@ -193,7 +198,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.server.headersTimeout = 10_000;
   const pinger = startPingSweep(app, config.carrierPingIntervalMs);
 
-  const carriers = deps.carriers ?? buildCarrierAdapters(config, { logger: deps.logger });
+  const carriers =
+    deps.carriers ??
+    buildCarrierAdapters(config, {
+      logger: deps.logger,
+      metrics,
+      claimOnce: (key, ttlMs) => deps.store.claimOnce(key, ttlMs),
+      ...(deps.simulatedCarrierApi !== undefined ? { simulatedApiUrl: deps.simulatedCarrierApi } : {}),
+    });
   app.get('/', async () => ({
     name: 'callbridge',
     region: config.region,
@@ -201,6 +213,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     agent: deps.agentMode,
     carriers: carriers.map((carrier) => carrier.name),
     media: Object.fromEntries(carriers.map((carrier) => [carrier.name, mediaPath(carrier.name)])),
+    ...(deps.simulatedCarrierApi !== undefined ? { simulatedCarrierApi: deps.simulatedCarrierApi } : {}),
     calls: { active: state.registry.size },
     webhooks: await gateway.info(),
   }));

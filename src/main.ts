@@ -11,6 +11,7 @@ import { loadConfig } from './config/load.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startLocalAgent } from './sim/agent/server.js';
+import { startSimulatedCarrierApi } from './sim/carrier-api/server.js';
 import { AnalysisService } from './speech/analysis.js';
 import { warnUnknownThinkModels } from './speech/model-check.js';
 import { agentRestBase } from './speech/models.js';
@@ -69,6 +70,25 @@ if (!config.twilio.authToken) {
   logger.warn('TWILIO_AUTH_TOKEN is not set: carrier requests are not verified');
 }
 
+// Carriers without credentials place, answer and end their calls on the built-in simulated carrier
+// API, so every carrier can be tried with no account. Never in production: there a missing key is
+// a configuration error, not a reason to pretend.
+const carriersWithoutApi = [
+  config.twilio.accountSid === null || config.twilio.authToken === null ? 'twilio' : null,
+  config.telnyx.apiKey === null ? 'telnyx' : null,
+  config.plivo.authId === null || config.plivo.authToken === null ? 'plivo' : null,
+  config.vonage.applicationId === null || config.vonage.privateKey === null ? 'vonage' : null,
+  config.exotel.accountSid === null || config.exotel.apiKey === null ? 'exotel' : null,
+].filter((name) => name !== null);
+const simulatedCarrierApi =
+  config.nodeEnv !== 'production' && carriersWithoutApi.length > 0 ? await startSimulatedCarrierApi() : null;
+if (simulatedCarrierApi) {
+  logger.info(
+    { simulatedCarrierApi: simulatedCarrierApi.url, carriers: carriersWithoutApi },
+    'carriers without credentials use the built-in simulated carrier API',
+  );
+}
+
 const dial = createAgentDialer(
   {
     url: agentUrl!,
@@ -110,6 +130,7 @@ try {
     dial,
     metrics,
     agentMode: localAgent ? 'local' : 'remote',
+    ...(simulatedCarrierApi ? { simulatedCarrierApi: simulatedCarrierApi.url } : {}),
     ...(analysis ? { analysis } : {}),
     prompts,
   });
@@ -155,6 +176,7 @@ closeWithGrace(
     // Queued analyses stay in the store for the next start; one in flight is handed back.
     await analysis?.stop();
     await localAgent?.close();
+    await simulatedCarrierApi?.close();
     await store.close();
     logger.info('stopped');
   },

@@ -91,6 +91,12 @@ export interface PreparedCall {
   profile: string;
 }
 
+/**
+ * The response header in which a carrier's answering route offers `PreparedCall.observerToken`, so a
+ * simulated phone can follow its call's events (`GET /calls/:callSid/events`). Real carriers ignore it.
+ */
+export const OBSERVER_HEADER = 'x-callbridge-observer';
+
 /** What the core offers a carrier's webhook routes. */
 export interface CallIntake {
   /** Whether a new call may be taken now; declined calls never cost an agent session. */

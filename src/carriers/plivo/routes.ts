@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { MULAW_8K } from '../../audio/format.js';
-import type { CallAnnouncement, CallIntake } from '../../call/carrier-port.js';
+import { type CallAnnouncement, type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { RecentIds } from '../recent-ids.js';
@@ -138,7 +138,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     if (context !== undefined) announcement.context = context;
     const prepared = intake.prepare(announcement);
     log.info({ callSid, profile: prepared.profile }, 'plivo answer URL answered with a media stream');
-    return reply.header('x-callbridge-observer', prepared.observerToken).send(
+    return reply.header(OBSERVER_HEADER, prepared.observerToken).send(
       streamXml({
         url: prepared.mediaUrl,
         contentType: 'audio/x-mulaw;rate=8000',

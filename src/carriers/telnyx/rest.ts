@@ -2,7 +2,7 @@
 // Bearer API key, each bounded by a timeout. A call that has already ended is not an error when the
 // point was to end it.
 import { createHash } from 'node:crypto';
-import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
+import { CarrierApiError, retryableStatus } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
 import { carrierRequest } from '../carrier-request.js';
 import type { TelnyxStreamCodec } from '../../config/types.js';
@@ -136,8 +136,7 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
     if (opts.alreadyEndedIsDone && response.status === 422 && carrierCode === CALL_ALREADY_ENDED)
       return undefined;
     const detail = carrierCode === undefined ? '' : ` (Telnyx error ${carrierCode})`;
-    throw new CarrierApiError(`telnyx ${operation}: HTTP ${response.status}${detail}`, {
-      carrier: 'telnyx',
+    throw new CarrierApiError('telnyx', `telnyx ${operation}: HTTP ${response.status}${detail}`, {
       retryable: retryableStatus(response.status),
       status: response.status,
       carrierCode,
@@ -195,8 +194,7 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
 
     async originate(request) {
       if (options.connectionId === null) {
-        throw new CarrierApiError('telnyx create call: TELNYX_CONNECTION_ID is not set', {
-          carrier: 'telnyx',
+        throw new CarrierApiError('telnyx', 'telnyx create call: TELNYX_CONNECTION_ID is not set', {
           retryable: false,
         });
       }
@@ -219,8 +217,7 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
       const callSid = data?.call_control_id;
       if (typeof callSid !== 'string' || callSid === '') {
         // The call may exist already, so a retry could place a second one.
-        throw new CarrierApiError('telnyx create call: response lacks data.call_control_id', {
-          carrier: 'telnyx',
+        throw new CarrierApiError('telnyx', 'telnyx create call: response lacks data.call_control_id', {
           retryable: false,
         });
       }
@@ -243,8 +240,7 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
       }
       const data = (answer as { data?: Record<string, unknown> } | undefined)?.data;
       if (typeof data?.is_alive !== 'boolean') {
-        throw new CarrierApiError('telnyx read call status: response lacks data.is_alive', {
-          carrier: 'telnyx',
+        throw new CarrierApiError('telnyx', 'telnyx read call status: response lacks data.is_alive', {
           retryable: true,
         });
       }

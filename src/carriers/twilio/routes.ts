@@ -3,7 +3,7 @@
 // the call core's, served at /media/twilio….
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MULAW_8K } from '../../audio/format.js';
-import type { CallIntake } from '../../call/carrier-port.js';
+import { type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
 import type { Config } from '../../config/types.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { validateTwilioSignature } from './signature.js';
@@ -13,7 +13,6 @@ type FormParams = Record<string, string | string[]>;
 
 const FORM_BODY_LIMIT_BYTES = 64 * 1024;
 const SID = /^[A-Za-z0-9]{2,64}$/;
-const OBSERVER_HEADER = 'x-callbridge-observer';
 
 function parseForm(body: string): FormParams {
   const params: FormParams = {};

@@ -3,7 +3,7 @@
 // takes status events. Both are verified as signed webhooks when a signature secret is set.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MediaFormat } from '../../audio/format.js';
-import type { CallIntake } from '../../call/carrier-port.js';
+import { type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { boundedStatusWord } from '../call-status.js';
 import { CALL_HEADER, CALL_UUID, TOKEN_HEADER } from './codec.js';
@@ -134,7 +134,7 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
       'answered',
     );
     return reply
-      .header('x-callbridge-observer', prepared.observerToken)
+      .header(OBSERVER_HEADER, prepared.observerToken)
       .send(
         connectWebsocketNcco(prepared.mediaUrl, { [CALL_HEADER]: callSid, [TOKEN_HEADER]: prepared.token }),
       );

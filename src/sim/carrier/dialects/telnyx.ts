@@ -5,6 +5,7 @@
 // webhooks (`call.answered`, the spoken decline's `call.speak.ended`, `call.hangup`) and opens the
 // media stream.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { OBSERVER_HEADER } from '../../../call/carrier-port.js';
 import type { SimCallRecord } from '../../carrier-api/call-log.js';
 import type { SimAnswer, SimCallSpec, SimDialect } from '../dialect.js';
 import { checkMediaUrl, describeRefusal } from './http.js';
@@ -87,6 +88,7 @@ async function announce(call: SimCallSpec): Promise<SimAnswer> {
       error: `call.initiated refused: ${describeRefusal(initiated.status, initiated.body)}${hint}`,
     };
   }
+  const observerToken = initiated.headers.get(OBSERVER_HEADER)?.trim() || undefined;
   const warnings: string[] = [];
   if (initiated.status !== 200)
     warnings.push(`server answered call.initiated ${initiated.status}; Telnyx wants 200`);
@@ -147,5 +149,5 @@ async function announce(call: SimCallSpec): Promise<SimAnswer> {
       });
     },
   });
-  return { kind: 'stream', stream, warnings };
+  return { kind: 'stream', stream, observerToken, warnings };
 }
