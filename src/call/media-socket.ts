@@ -6,13 +6,13 @@ import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import type { AgentDialer } from '../agent/dialer.js';
 import type { AgentSession } from '../agent/session.js';
-import { type MediaFormat, sameFormat, unsupportedFormatReason } from '../audio/format.js';
+import { sameFormat, unsupportedFormatReason } from '../audio/format.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import type { Admission, CarrierAdapter, LegEvent } from './carrier-port.js';
 import type { CallEventHub } from './events.js';
-import { fallbackAudio } from './fallback-audio.js';
+import { fallbackAudio, type PromptPlayer } from './fallback-audio.js';
 import type { CallLeg } from './leg.js';
 import { trackLiveness } from './liveness.js';
 import type { PendingStreams } from './pending-streams.js';
@@ -51,8 +51,8 @@ export interface MediaSocketDeps {
   releaseRemotePrewarm(stream: ForeignStream): void;
   /** Calls prepared here awaiting their stream (a drain waits for them). */
   pending?: PendingStreams;
-  /** What a declined caller hears, in the stream's format; null: nothing, the line is hung up. */
-  declineAudio?(format: MediaFormat): Promise<Buffer | null>;
+  /** The fixed prompts (rendered, else bundled) a caller hears without an agent. */
+  prompts?: PromptPlayer;
 }
 
 /** WebSocket close codes used on media streams (RFC 6455 section 7.4.1). */
@@ -167,7 +167,9 @@ export function handleMediaSocket(
     deps.pending?.settled(prewarmKey(carrier, start.callSid));
     deps.prewarm.take(prewarmKey(carrier, start.callSid))?.close();
     const format = start.mediaFormat;
-    const audio = deps.declineAudio ? deps.declineAudio(format).catch(() => null) : Promise.resolve(null);
+    const audio = deps.prompts
+      ? deps.prompts('at_capacity', format).catch(() => fallbackAudio(undefined, format))
+      : Promise.resolve(fallbackAudio(undefined, format));
     void audio
       .then((message) =>
         playDecline({
@@ -249,7 +251,11 @@ export function handleMediaSocket(
       frameBytes: downlink.frameBytes,
       downlink,
       maxEarlyAudioBytes: MAX_EARLY_AUDIO_BYTES,
-      fallbackAudio: fallbackAudio(profile.fallback.audioFile, start.mediaFormat),
+      // The profile's own recording wins; without one the "unavailable" prompt plays.
+      fallbackAudio: profile.fallback.audioFile
+        ? fallbackAudio(profile.fallback.audioFile, start.mediaFormat)
+        : null,
+      ...(deps.prompts ? { prompts: deps.prompts } : {}),
       onEnded: (ended: CallSession, record: CallRecord) => {
         deps.registry.remove(ended);
         deps.saveRecord({ ...record, instance: config.instanceId, region: config.region });
