@@ -87,7 +87,8 @@ export interface CallbridgeState {
   /** Campaigns and their dialer (main.ts starts the dialer once listening). */
   outbound: Outbound;
   draining: boolean;
-  prompts?: PromptAudio;
+  /** The fixed prompts and campaign voicemails as audio (`promptAudio(kind, format, {text})`). */
+  prompts: PromptAudio;
 }
 
 declare module 'fastify' {
@@ -169,7 +170,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     }),
     outbound,
     draining: false,
-    ...(deps.prompts ? { prompts: deps.prompts } : {}),
+    // Without a configured renderer the bundled recordings play.
+    prompts:
+      deps.prompts ??
+      new PromptAudio({ config: null, api: null, cacheDir: '', logger: deps.logger, metrics }),
   };
   metrics.admissionLimit.set(config.maxCalls);
   // Every agent 429, whoever dialed, is counted and lowers the admitted concurrency for a while.
@@ -245,9 +249,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
 
   const isDraining = () => state.draining;
-  // Without a configured renderer the bundled recordings play.
-  const prompts =
-    deps.prompts ?? new PromptAudio({ config: null, api: null, cacheDir: '', logger: deps.logger, metrics });
+  const { prompts } = state;
   const intake = createCallIntake({
     config,
     dial,
@@ -275,7 +277,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         isDraining,
       }),
     releaseRemotePrewarm: deps.releaseRemotePrewarm ?? (() => {}),
-    prompts: (kind, format) => prompts.promptAudio(kind, format),
+    prompts: (kind, format, opts) => prompts.promptAudio(kind, format, opts),
     saveRecord: (record: CallRecord) => {
       deps.store.saveCallRecord(record).then(
         // Queued, not awaited by the call: analysis never delays a call's end.
