@@ -545,6 +545,10 @@ describe('fixed prompts a caller hears without an agent', () => {
     expect(asked).toEqual(['drain_goodbye']);
     expect(call.leg.audio().equals(GOODBYE)).toBe(true);
     expect(call.leg.hangups).toBe(0);
+    // The agent that never became ready is let go: its silence cannot cut the goodbye short.
+    expect(call.agent().closed).toBe(true);
+    await vi.advanceTimersByTimeAsync(SETTINGS_APPLIED_TIMEOUT_MS);
+    expect(call.session.state).toBe('finishing');
     await heardThrough(call);
     await finished;
     expect(call.records[0]!.endReason).toBe('shutdown');
