@@ -4,7 +4,6 @@
 // `connected`, `start` (numbers as strings), caller audio in `media` messages of about 100 ms, echoes
 // marks once the audio before them has played, and ends with `stop`; a status callback follows.
 import { randomBytes } from 'node:crypto';
-import { transcode } from '../../../audio/codec.js';
 import type { MediaFormat } from '../../../audio/format.js';
 import type { WireFrame } from '../../../call/carrier-port.js';
 import type { SimAnswer, SimCallSpec, SimDialect, SimServerEvent, SimStream } from '../dialect.js';
@@ -21,7 +20,6 @@ const MAX_CHUNK_BYTES = 100_000;
 /** At most three query parameters come back as `custom_parameters`. */
 const MAX_CUSTOM_PARAMETERS = 3;
 const EXOTEL_RATES = new Set([8000, 16000, 24000]);
-const MULAW_8K = { encoding: 'mulaw', sampleRate: 8000 } as const;
 
 type Env = Record<string, string | undefined>;
 
@@ -127,10 +125,8 @@ class ExotelSimStream implements SimStream {
     ];
   }
 
-  callerAudio(mulaw: Buffer): WireFrame[] {
-    this.pending.push(
-      transcode(mulaw, MULAW_8K, { encoding: 'linear16', sampleRate: this.format.sampleRate }),
-    );
+  callerAudio(frame: Buffer): WireFrame[] {
+    this.pending.push(frame);
     if (this.pending.length < FRAMES_PER_MESSAGE) return [];
     const payload = Buffer.concat(this.pending);
     this.pending = [];
@@ -200,10 +196,7 @@ class ExotelSimStream implements SimStream {
       );
     }
     if (size % 2 !== 0) return events;
-    events.push({
-      type: 'audio',
-      mulaw: transcode(audio, { encoding: 'linear16', sampleRate: this.format.sampleRate }, MULAW_8K),
-    });
+    events.push({ type: 'audio', payload: audio });
     return events;
   }
 

@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import type { MediaFormat } from '../../../audio/format.js';
 import type { WireFrame } from '../../../call/carrier-port.js';
 import type { SimServerEvent, SimStream } from '../dialect.js';
-import { fromPhone, toPhone } from './audio.js';
 import { readServerJson, unknownEventWarning } from './server-json.js';
 
 const FRAME_MS = 20;
@@ -48,7 +47,7 @@ export function createPlivoSimStream(spec: PlivoStreamSpec): SimStream {
     const bytes = Buffer.from(m.payload, 'base64');
     if (bytes.toString('base64') !== m.payload)
       events.push({ type: 'warning', message: 'server sent playAudio whose payload is not strict base64' });
-    events.push({ type: 'audio', mulaw: toPhone(bytes, format) });
+    events.push({ type: 'audio', payload: bytes });
     return events;
   }
 
@@ -86,9 +85,8 @@ export function createPlivoSimStream(spec: PlivoStreamSpec): SimStream {
       ];
     },
 
-    callerAudio(mulaw: Buffer): WireFrame[] {
+    callerAudio(payload: Buffer): WireFrame[] {
       chunk += 1;
-      const payload = fromPhone(mulaw, format);
       return [
         frame({
           event: 'media',

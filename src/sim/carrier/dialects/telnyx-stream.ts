@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { MediaFormat } from '../../../audio/format.js';
 import type { WireFrame } from '../../../call/carrier-port.js';
 import type { SimServerEvent, SimStream } from '../dialect.js';
-import { durationMs, fromPhone, toPhone } from './audio.js';
+import { durationMs } from './audio.js';
 import { markName, readServerJson, unknownEventWarning } from './server-json.js';
 
 const FRAME_MS = 20;
@@ -84,7 +84,8 @@ export function createTelnyxSimStream(spec: TelnyxStreamSpec): SimStream {
       events.push({ type: 'warning', message: 'server sent L16 audio with an odd number of bytes' });
     }
     const wire = format.encoding === 'linear16' ? bytes.subarray(0, bytes.length & ~1) : bytes;
-    events.push({ type: 'audio', mulaw: toPhone(bigEndian(wire), format) });
+    // L16 is big-endian on Telnyx's wire: back to the agent's byte order.
+    events.push({ type: 'audio', payload: bigEndian(wire) });
     return events;
   }
 
@@ -120,9 +121,9 @@ export function createTelnyxSimStream(spec: TelnyxStreamSpec): SimStream {
       ];
     },
 
-    callerAudio(mulaw: Buffer): WireFrame[] {
+    callerAudio(audio: Buffer): WireFrame[] {
       chunk += 1;
-      const payload = bigEndian(fromPhone(mulaw, format));
+      const payload = bigEndian(audio);
       return [
         frame({
           event: 'media',

@@ -32,7 +32,7 @@ export function twilioSimStream(ids: TwilioStreamIds): SimStream {
     const text = (payload as { payload?: unknown } | undefined)?.payload;
     if (typeof text !== 'string') return warning('server sent media without media.payload; ignored');
     const audio = Buffer.from(text, 'base64');
-    const events: SimServerEvent[] = [{ type: 'audio', mulaw: audio }];
+    const events: SimServerEvent[] = [{ type: 'audio', payload: audio }];
     if (audio.toString('base64') !== text) {
       events.unshift({ type: 'warning', message: 'server sent media whose payload is not strict base64' });
     }
@@ -66,11 +66,11 @@ export function twilioSimStream(ids: TwilioStreamIds): SimStream {
       ];
     },
 
-    callerAudio(mulaw: Buffer): WireFrame[] {
+    callerAudio(payload: Buffer): WireFrame[] {
       chunk += 1;
       // 50 a second per call: written directly rather than through JSON.stringify.
       return [
-        `{"event":"media","sequenceNumber":"${next()}","streamSid":${sid},"media":{"track":"inbound","chunk":"${chunk}","timestamp":"${(chunk - 1) * FRAME_MS}","payload":"${mulaw.toString('base64')}"}}`,
+        `{"event":"media","sequenceNumber":"${next()}","streamSid":${sid},"media":{"track":"inbound","chunk":"${chunk}","timestamp":"${(chunk - 1) * FRAME_MS}","payload":"${payload.toString('base64')}"}}`,
       ];
     },
 
