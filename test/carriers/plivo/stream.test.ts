@@ -24,7 +24,7 @@ let intake: FakeIntake;
 let client: PlivoStreamClient | undefined;
 
 beforeEach(async () => {
-  media = await startCodecSocket(createPlivoCodec);
+  media = await startCodecSocket({ carrier: 'plivo', createCodec: createPlivoCodec });
   intake = createFakeIntake({ mediaBase: media.url });
   app = await startCarrierApp(
     plivoRoutes({

@@ -31,7 +31,7 @@ let client: TelnyxStreamClient | undefined;
 
 beforeEach(async () => {
   sim = await startSimulatedCarrierApi();
-  media = await startCodecSocket(() => createTelnyxCodec());
+  media = await startCodecSocket({ carrier: 'telnyx', createCodec: () => createTelnyxCodec() });
   intake = createFakeIntake({ mediaBase: media.url });
   app = await startCarrierApp(
     telnyxRoutes({
