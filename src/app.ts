@@ -23,6 +23,7 @@ import { startPingSweep } from './call/liveness.js';
 import type { ForeignStream, MediaSocketDeps } from './call/media-socket.js';
 import { mediaPath } from './call/media-url.js';
 import { observerRoutes } from './call/observer.js';
+import { promptRoutes } from './call/prompt-routes.js';
 import { type PrewarmedAgent, PrewarmPool } from './call/prewarm.js';
 import type { CallRecord } from './call/record.js';
 import { CallRegistry } from './call/registry.js';
@@ -33,11 +34,12 @@ import { AGENT_REFUSED_CODE, AgentConnectError, codeForStatus, NotFoundError } f
 import { clientErrorHandler, frameworkErrorHandler } from './http-errors.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import type { AnalysisSubject } from './speech/analysis.js';
-import type { PromptAudio } from './speech/prompts.js';
+import { PromptAudio } from './speech/prompts.js';
 import type { DialerClock } from './outbound/clock.js';
 import type { DialerOptions } from './outbound/dialer.js';
 import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
 import type { Store } from './store/store.js';
+import { ANALYSIS_EVENT_PROVIDER, analysisAnnouncer } from './webhooks/call-events.js';
 import { operatorGatewayNotifier } from './webhooks/notifier.js';
 import { registerWebhookAdminRoutes, type WebhookGateway, webhookGateway } from './webhooks/plugin.js';
 
@@ -48,8 +50,11 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Shown by `GET /`: where calls' agents live (`local` for the built-in agent). */
   agentMode: 'remote' | 'local';
-  /** Post-call analysis (ANALYSIS=on): each saved record is handed to it. */
-  analysis?: { enqueue(record: AnalysisSubject): Promise<void> };
+  /** Post-call analysis (ANALYSIS=on): each saved record is handed to it; each outcome is announced. */
+  analysis?: {
+    enqueue(record: AnalysisSubject): Promise<void>;
+    onAnalysed?(listener: (record: CallRecord) => void): void;
+  };
   /** The fixed prompts a caller hears without an agent (src/speech/prompts.ts). */
   prompts?: PromptAudio;
   /** Places outbound calls for campaigns; absent: campaigns can be prepared but not started. */
@@ -134,6 +139,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.dialerClock ? { clock: deps.dialerClock } : {}),
     ...(deps.dialerOptions ? { dialerOptions: deps.dialerOptions } : {}),
   });
+  // An analysed call reaches the operator gateway like campaign events: same body and signature.
+  deps.analysis?.onAnalysed?.(
+    analysisAnnouncer(
+      operatorGatewayNotifier(ANALYSIS_EVENT_PROVIDER, {
+        url: config.webhooks.operatorGatewayUrl,
+        secret: config.webhooks.operatorGatewaySecret ?? null,
+        timeoutMs: 10_000,
+        logger: deps.logger,
+        now: Date.now,
+      }),
+      deps.logger,
+    ),
+  );
   const state: CallbridgeState = {
     config,
     metrics,
@@ -216,6 +234,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.simulatedCarrierApi !== undefined ? { simulatedCarrierApi: deps.simulatedCarrierApi } : {}),
     calls: { active: state.registry.size },
     webhooks: await gateway.info(),
+    analysis: deps.analysis ? 'on' : 'off',
   }));
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) =>
@@ -226,6 +245,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
 
   const isDraining = () => state.draining;
+  // Without a configured renderer the bundled recordings play.
+  const prompts =
+    deps.prompts ?? new PromptAudio({ config: null, api: null, cacheDir: '', logger: deps.logger, metrics });
   const intake = createCallIntake({
     config,
     dial,
@@ -253,6 +275,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         isDraining,
       }),
     releaseRemotePrewarm: deps.releaseRemotePrewarm ?? (() => {}),
+    prompts: (kind, format) => prompts.promptAudio(kind, format),
     saveRecord: (record: CallRecord) => {
       deps.store.saveCallRecord(record).then(
         // Queued, not awaited by the call: analysis never delays a call's end.
@@ -264,6 +287,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
   };
   await app.register(carrierRoutes(carriers, intake, media));
+  await app.register(promptRoutes((kind, format) => prompts.promptAudio(kind, format)));
   await app.register(
     observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: state.events }),
   );

@@ -103,8 +103,12 @@ export interface CallIntake {
   admit(carrier: string): Admission;
   /** Issues the stream token, routes the profile and pre-warms the agent. */
   prepare(call: CallAnnouncement): PreparedCall;
-  /** What a declined caller hears, and where they may be sent instead. */
-  readonly decline: { message: string; redirectUrl: string | null };
+  /**
+   * What a declined caller hears, and where they may be sent instead. `audioUrl`, when set, is the
+   * rendered decline as a WAV (prompt-routes.ts) for carriers that can play a recording; others
+   * speak `message`.
+   */
+  readonly decline: { message: string; redirectUrl: string | null; audioUrl?: string | null };
   /** Counts a webhook or upgrade refused before any call existed (bad signature, malformed). */
   refused(carrier: string, reason: string): void;
 }

@@ -5,11 +5,18 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { transcode } from '../audio/codec.js';
 import type { MediaFormat } from '../audio/format.js';
+import type { FixedPromptKind } from '../config/prompts.js';
 
 /** Both src/call and dist/call sit two levels below the package root. */
 export const BUNDLED_FALLBACK = fileURLToPath(
   new URL('../../assets/phrases/unavailable.ulaw', import.meta.url),
 );
+
+/**
+ * A fixed prompt in the stream's format, rendered or bundled (src/speech/prompts.ts `promptAudio`
+ * fits); null when there is none.
+ */
+export type PromptPlayer = (kind: FixedPromptKind, format: MediaFormat) => Promise<Buffer | null>;
 
 const cache = new Map<string, Buffer | null>();
 

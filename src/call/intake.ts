@@ -12,6 +12,7 @@ import type { AdmissionControl } from './admission.js';
 import type { Admission, CallAnnouncement, CallIntake, PreparedCall } from './carrier-port.js';
 import { mediaUrl } from './media-url.js';
 import { observerToken } from './observer.js';
+import { DECLINE_AUDIO_PATH } from './prompt-routes.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
 import type { CallRegistry } from './registry.js';
 import { issueStreamToken } from './stream-token.js';
@@ -122,7 +123,16 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       };
     },
 
-    decline: { message: DECLINED_MESSAGE, redirectUrl: config.declineRedirectUrl },
+    // Read when a call is declined: the public URL may be settled after the app is built.
+    get decline() {
+      return {
+        message: DECLINED_MESSAGE,
+        redirectUrl: config.declineRedirectUrl,
+        audioUrl: config.speech?.prompts
+          ? `${config.publicUrl.replace(/\/+$/, '')}${DECLINE_AUDIO_PATH}`
+          : null,
+      };
+    },
 
     refused(carrier: string, reason: string): void {
       metrics.carrierRequestsRejected.inc({ carrier, reason });

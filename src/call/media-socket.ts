@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import type { Admission, CarrierAdapter, LegEvent } from './carrier-port.js';
 import type { CallEventHub } from './events.js';
-import { fallbackAudio } from './fallback-audio.js';
+import { fallbackAudio, type PromptPlayer } from './fallback-audio.js';
 import type { CallLeg } from './leg.js';
 import { trackLiveness } from './liveness.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
@@ -47,6 +47,8 @@ export interface MediaSocketDeps {
    * to close it at once; without one it expires there after its TTL.
    */
   releaseRemotePrewarm(stream: ForeignStream): void;
+  /** The fixed prompts (rendered, else bundled) a caller hears without an agent. */
+  prompts?: PromptPlayer;
 }
 
 /** WebSocket close codes used on media streams (RFC 6455 section 7.4.1). */
@@ -212,7 +214,11 @@ export function handleMediaSocket(
       frameBytes: downlink.frameBytes,
       downlink,
       maxEarlyAudioBytes: MAX_EARLY_AUDIO_BYTES,
-      fallbackAudio: fallbackAudio(profile.fallback.audioFile, start.mediaFormat),
+      // The profile's own recording wins; without one the "unavailable" prompt plays.
+      fallbackAudio: profile.fallback.audioFile
+        ? fallbackAudio(profile.fallback.audioFile, start.mediaFormat)
+        : null,
+      ...(deps.prompts ? { prompts: deps.prompts } : {}),
       onEnded: (ended: CallSession, record: CallRecord) => {
         deps.registry.remove(ended);
         deps.saveRecord({ ...record, instance: config.instanceId, region: config.region });

@@ -269,6 +269,17 @@ export function createMetrics(region: string) {
       registers: r,
     }),
 
+    agentUpdates: new Counter({
+      name: 'callbridge_agent_updates_total',
+      help: "Mid-call agent updates asked for by a profile's function, by type and outcome (applied, timeout, closed).",
+      labelNames: ['type', 'outcome'],
+      registers: r,
+    }),
+    agentSettingsTimeouts: new Counter({
+      name: 'callbridge_agent_settings_timeouts_total',
+      help: 'Agent sessions closed because SettingsApplied did not come in time (the call gets its fallback).',
+      registers: r,
+    }),
     agentTurnLatency: new Histogram({
       name: 'callbridge_agent_turn_latency_seconds',
       help: "The agent's per-turn delay breakdown from LatencyReport, by kind (stt, thinking, thinking_text, tts, total).",

@@ -171,19 +171,14 @@ describe('quickstart: npm start with no AGENT_URL, then callbridge call', () => 
       expect(text).toMatch(/agent +"Sure, I can help with that\."/);
       expect(text).not.toMatch(/warning/);
       expect(text).toMatch(/ended: caller-hangup/);
+      // What the caller heard is speech, in the carrier's own rate: the greeting (about 3.8 s) and
+      // the reply (about 1.9 s), not silence of the right length.
       const heard = readWav(readFileSync(out));
-      const greetingPlayedS = Number(/agent audio stopped after (\d+\.\d+)s/.exec(text)?.[1]);
-      expect(greetingPlayedS).toBeGreaterThan(1);
-      const split = Math.round(greetingPlayedS * heard.sampleRate);
       const size = samplesPerFrame(heard.sampleRate);
-      const voiced = (samples: Int16Array) => {
-        let n = 0;
-        for (let at = 0; at + size <= samples.length; at += size)
-          if (rmsEnergy(samples.subarray(at, at + size)) >= SPEECH_RMS) n += 1;
-        return n;
-      };
-      expect(voiced(heard.samples.subarray(0, split))).toBeGreaterThanOrEqual(50);
-      expect(voiced(heard.samples.subarray(split))).toBeGreaterThanOrEqual(40);
+      let voiced = 0;
+      for (let at = 0; at + size <= heard.samples.length; at += size)
+        if (rmsEnergy(heard.samples.subarray(at, at + size)) >= SPEECH_RMS) voiced += 1;
+      expect(voiced).toBeGreaterThanOrEqual(90);
     },
     60_000,
   );

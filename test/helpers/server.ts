@@ -38,6 +38,10 @@ export interface StartServerOptions {
   releaseRemotePrewarm?: AppDeps['releaseRemotePrewarm'];
   originator?: Originator;
   dialerOptions?: Partial<DialerOptions>;
+  /** Post-call analysis over the server's own store, as main.ts builds it. */
+  analysis?: (store: Store) => NonNullable<AppDeps['analysis']>;
+  /** The fixed prompts, rendered as main.ts renders them; default: the bundled recordings. */
+  prompts?: (config: Config) => NonNullable<AppDeps['prompts']>;
 }
 
 export async function startServer(
@@ -69,6 +73,8 @@ export async function startServer(
     ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
     ...(opts.carriers ? { carriers: opts.carriers(config, { logger, metrics, store }) } : {}),
     ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
+    ...(opts.analysis ? { analysis: opts.analysis(store) } : {}),
+    ...(opts.prompts ? { prompts: opts.prompts(config) } : {}),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   // As main.ts does once listening: campaigns dial only where a carrier can place calls.

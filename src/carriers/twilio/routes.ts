@@ -7,7 +7,7 @@ import { type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
 import type { Config } from '../../config/types.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { validateTwilioSignature } from './signature.js';
-import { connectStreamTwiml, redirectTwiml, sayHangupTwiml } from './twiml.js';
+import { connectStreamTwiml, playHangupTwiml, redirectTwiml, sayHangupTwiml } from './twiml.js';
 
 type FormParams = Record<string, string | string[]>;
 
@@ -60,8 +60,9 @@ export function twilioRoutes(config: Config, intake: CallIntake) {
       if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
       if (intake.admit('twilio') !== 'admitted') {
         // Declined politely, before any agent is dialed: the caller hears why, or goes elsewhere.
-        const { message, redirectUrl } = intake.decline;
-        return twiml(reply, redirectUrl ? redirectTwiml(redirectUrl) : sayHangupTwiml(message));
+        const { message, redirectUrl, audioUrl } = intake.decline;
+        if (redirectUrl) return twiml(reply, redirectTwiml(redirectUrl));
+        return twiml(reply, audioUrl ? playHangupTwiml(audioUrl) : sayHangupTwiml(message));
       }
       const direction = single(params, 'Direction').startsWith('outbound') ? 'outbound' : 'inbound';
       // Twilio's bidirectional streams carry μ-law 8 kHz only.

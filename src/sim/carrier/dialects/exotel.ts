@@ -8,6 +8,7 @@ import type { MediaFormat } from '../../../audio/format.js';
 import type { WireFrame } from '../../../call/carrier-port.js';
 import type { SimAnswer, SimCallSpec, SimDialect, SimServerEvent, SimStream } from '../dialect.js';
 import { carrierFetch, serverError } from './fetch-answer.js';
+import { markName, readServerJson, unknownEventWarning } from './server-json.js';
 
 const FRAME_MS = 20;
 /** Exotel batches caller audio into messages of about 100 ms. */
@@ -154,14 +155,9 @@ class ExotelSimStream implements SimStream {
   }
 
   serverFrame(data: Buffer, isBinary: boolean): SimServerEvent[] {
-    if (isBinary) return this.warnOnce('server sent a binary frame; Exotel reads only JSON text frames');
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
-      if (typeof message !== 'object' || message === null) throw new TypeError('not an object');
-    } catch {
-      return this.warnOnce('server sent a frame that is not a JSON object; ignored');
-    }
+    const read = readServerJson(data, isBinary, 'Exotel');
+    if (!read.ok) return this.warnOnce(read.warning);
+    const message = read.message;
     const event = message.event;
     if (
       (event === 'media' || event === 'mark' || event === 'clear') &&
@@ -173,14 +169,14 @@ class ExotelSimStream implements SimStream {
       case 'media':
         return this.serverAudio(message.media);
       case 'mark': {
-        const name = (message.mark as { name?: unknown } | undefined)?.name;
-        if (typeof name !== 'string') return this.warnOnce('server sent a mark without mark.name; ignored');
+        const name = markName(message);
+        if (name === undefined) return this.warnOnce('server sent a mark without mark.name; ignored');
         return [{ type: 'mark', name }];
       }
       case 'clear':
         return [{ type: 'clear' }];
       default:
-        return this.warnOnce(`server sent unknown event ${JSON.stringify(event)}; ignored`);
+        return this.warnOnce(unknownEventWarning(event));
     }
   }
 
