@@ -94,7 +94,8 @@ export interface CallbridgeState {
   /** Campaigns and their dialer (main.ts starts the dialer once listening). */
   outbound: Outbound;
   draining: boolean;
-  prompts?: PromptAudio;
+  /** The fixed prompts and campaign voicemails as audio (`promptAudio(kind, format, {text})`). */
+  prompts: PromptAudio;
 }
 
 declare module 'fastify' {
@@ -179,7 +180,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // Replaced below, once the registry and event hub it serves exist.
     fleet: undefined as unknown as Fleet,
     draining: false,
-    ...(deps.prompts ? { prompts: deps.prompts } : {}),
+    // Without a configured renderer the bundled recordings play.
+    prompts:
+      deps.prompts ??
+      new PromptAudio({ config: null, api: null, cacheDir: '', logger: deps.logger, metrics }),
   };
   metrics.admissionLimit.set(config.maxCalls);
   // Every agent 429, whoever dialed, is counted and lowers the admitted concurrency for a while.
@@ -265,9 +269,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
 
   const isDraining = () => state.draining;
-  // Without a configured renderer the bundled recordings play.
-  const prompts =
-    deps.prompts ?? new PromptAudio({ config: null, api: null, cacheDir: '', logger: deps.logger, metrics });
+  const { prompts } = state;
   const intake = createCallIntake({
     config,
     dial,
@@ -299,7 +301,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       }),
     releaseRemotePrewarm: deps.releaseRemotePrewarm ?? fleet.releaseRemotePrewarm,
     pending: state.pending,
-    prompts: (kind, format) => prompts.promptAudio(kind, format),
+    prompts: (kind, format, opts) => prompts.promptAudio(kind, format, opts),
     saveRecord: (record: CallRecord) => {
       deps.store.saveCallRecord(record).then(
         // Queued, not awaited by the call: analysis never delays a call's end.

@@ -255,9 +255,14 @@ export class CallSession {
   async finish(reason: EndReason, farewell?: string): Promise<void> {
     const wasLive = this.#state === 'live';
     if (!this.#startFinishing(reason)) return;
-    const said = farewell && wasLive ? await this.#sayFarewell(farewell) : 'no_agent';
+    let said: 'started' | 'refused' | 'timeout' | 'not_asked' | 'no_agent' = wasLive
+      ? 'not_asked'
+      : 'no_agent';
+    if (farewell && wasLive) said = await this.#sayFarewell(farewell);
     if (reason === 'shutdown' && (said === 'no_agent' || said === 'refused')) {
       // No agent to say it (still dialing, redialing, or it declined): the drain's own recording.
+      // The agent has nothing more to do on this call; closed now, it cannot cut the goodbye short.
+      this.#link.close();
       await this.#playPrompt('drain_goodbye');
     }
     await this.#downlink.lastWordsHeard(FAREWELL_CAP_MS);
