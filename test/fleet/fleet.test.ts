@@ -8,7 +8,7 @@ import twilio from 'twilio';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fleetKeys } from '../../src/fleet/keys.js';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
-import { startFakeTwilioApi } from '../helpers/fake-twilio-api.js';
+import { type FakeApiRequest, startFakeCarrierApi } from '../helpers/fake-carrier-api.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import {
@@ -199,7 +199,13 @@ describe.skipIf(!hasRedis)('a fleet of two instances on one Redis', () => {
   });
 
   it('transfers a call through the carrier API of the instance that carries it, asked on another', async () => {
-    const api = await startFakeTwilioApi();
+    const callSid = newCallSid();
+    const api = await startFakeCarrierApi(() => ({
+      status: 200,
+      body: { sid: callSid, status: 'in-progress' },
+    }));
+    /** A call update's form parameters, as Twilio reads them. */
+    const form = (request: FakeApiRequest) => Object.fromEntries(new URLSearchParams(request.body));
     const authToken = 'fleet-test-twilio-auth-token-00001';
     const accountSid = `AC${'f'.repeat(32)}`;
     const c = await startInstance('fleet-c', {
@@ -208,7 +214,6 @@ describe.skipIf(!hasRedis)('a fleet of two instances on one Redis', () => {
       TWILIO_API_URL: api.url,
     });
     try {
-      const callSid = newCallSid();
       const params = { CallSid: callSid, From: '+15005550006', To: '+15005550001' };
       const answer = await voiceWebhook(c.baseUrl, params, { authToken });
       // Twilio signs the media upgrade too, over the URL the answer named.
@@ -226,9 +231,9 @@ describe.skipIf(!hasRedis)('a fleet of two instances on one Redis', () => {
       });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ callSid, instance: 'fleet-c', to: '+15550199' });
-      const update = await api.waitFor((r) => 'Twiml' in r.form);
+      const update = await api.waitFor((r) => 'Twiml' in form(r));
       expect(update.path).toBe(`/2010-04-01/Accounts/${accountSid}/Calls/${callSid}.json`);
-      expect(update.form.Twiml).toContain('+15550199');
+      expect(form(update).Twiml).toContain('+15550199');
       await stream.closed;
       await expect.poll(async () => (await c.store.getCallRecord(callSid))?.endReason).toBe('transferred');
     } finally {
