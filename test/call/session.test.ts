@@ -485,6 +485,17 @@ describe('SettingsApplied that never comes', () => {
     expect(call.records[0]!.endReason).toBe('agent_unreachable');
   });
 
+  it('leaves a pre-warmed agent that was ready before the stream alone', async () => {
+    const call = newCall();
+    const agent = fakeAgent(PREWARM_SETTINGS);
+    agent.ready();
+    await call.session.start(Promise.resolve(agent));
+    await vi.advanceTimersByTimeAsync(SETTINGS_APPLIED_TIMEOUT_MS * 2);
+    expect(call.session.state).toBe('live');
+    expect(agent.closed).toBe(false);
+    expect(await count(call.metrics.agentSettingsTimeouts)).toBe(0);
+  });
+
   it('stops the clock once SettingsApplied arrives', async () => {
     const call = newCall();
     await call.session.start();
@@ -545,6 +556,10 @@ describe('fixed prompts a caller hears without an agent', () => {
     expect(asked).toEqual(['drain_goodbye']);
     expect(call.leg.audio().equals(GOODBYE)).toBe(true);
     expect(call.leg.hangups).toBe(0);
+    // The agent that never became ready is let go: its silence cannot cut the goodbye short.
+    expect(call.agent().closed).toBe(true);
+    await vi.advanceTimersByTimeAsync(SETTINGS_APPLIED_TIMEOUT_MS);
+    expect(call.session.state).toBe('finishing');
     await heardThrough(call);
     await finished;
     expect(call.records[0]!.endReason).toBe('shutdown');

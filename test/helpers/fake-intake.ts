@@ -5,7 +5,7 @@ import type { Admission, CallAnnouncement, CallIntake, PreparedCall } from '../.
 
 export interface FakeIntake extends CallIntake {
   admission: Admission;
-  decline: { message: string; redirectUrl: string | null };
+  decline: { message: string; redirectUrl: string | null; audioUrl?: string | null };
   admitted: string[];
   /** Every call the routes announced, in order. */
   announced: CallAnnouncement[];

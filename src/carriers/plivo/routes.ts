@@ -12,7 +12,7 @@ import { RecentIds } from '../recent-ids.js';
 import { isCarrierId } from '../wire.js';
 import { PLIVO_TRANSFER_PATH } from './rest.js';
 import { type PlivoParams, verifyPlivoSignatureV3 } from './signature.js';
-import { dialXml, isDialTarget, redirectXml, speakHangupXml, streamXml } from './xml.js';
+import { dialXml, isDialTarget, playHangupXml, redirectXml, speakHangupXml, streamXml } from './xml.js';
 
 export interface PlivoRoutesDeps {
   intake: CallIntake;
@@ -122,8 +122,9 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       // Declined politely, before any agent is dialed: the caller hears why, or goes elsewhere.
       deps.metrics.callsDeclined.inc({ carrier: 'plivo', reason: admission });
       log.warn({ callSid, reason: admission }, 'call declined');
-      const { message, redirectUrl } = intake.decline;
-      return reply.send(redirectUrl ? redirectXml(redirectUrl) : speakHangupXml(message));
+      const { message, redirectUrl, audioUrl } = intake.decline;
+      if (redirectUrl) return reply.send(redirectXml(redirectUrl));
+      return reply.send(audioUrl ? playHangupXml(audioUrl) : speakHangupXml(message));
     }
     const announcement: CallAnnouncement = {
       carrier: 'plivo',

@@ -48,6 +48,8 @@ export interface TelnyxRest {
     opts: { mediaUrl?: string; codec: TelnyxStreamCodec; clientState: string },
   ): Promise<void>;
   speak(callSid: string, text: string, clientState: string): Promise<void>;
+  /** Plays the recording at `audioUrl` (a WAV the carrier fetches) on an answered call. */
+  playback(callSid: string, audioUrl: string, clientState: string): Promise<void>;
   reject(callSid: string): Promise<void>;
   hangup(callSid: string): Promise<void>;
   transfer(callSid: string, target: string): Promise<void>;
@@ -162,6 +164,14 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
         language: 'en-US',
         client_state: clientState,
         command_id: telnyxCommandId(callSid, 'speak', text),
+      });
+    },
+
+    async playback(callSid, audioUrl, clientState) {
+      await call('play audio', 'POST', action(callSid, 'playback_start'), {
+        audio_url: audioUrl,
+        client_state: clientState,
+        command_id: telnyxCommandId(callSid, 'playback_start', audioUrl),
       });
     },
 

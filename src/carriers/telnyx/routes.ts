@@ -152,21 +152,25 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
       case 'call.answered': {
         const call = readCallFields(webhook);
         if (decodeClientState(call.clientState)?.decline) {
-          // If the message cannot be spoken, the caller is not left on a silent line.
-          after('speak', call.callSid, (api) =>
-            api
-              .speak(call.callSid, intake.decline.message, encodeClientState({ decline: true }))
-              .catch(async (err: unknown) => {
-                await api.hangup(call.callSid).catch(() => undefined);
-                throw err;
-              }),
+          // If the message cannot be played or spoken, the caller is not left on a silent line.
+          const { message, audioUrl } = intake.decline;
+          const state = encodeClientState({ decline: true });
+          after(audioUrl ? 'play audio' : 'speak', call.callSid, (api) =>
+            (audioUrl
+              ? api.playback(call.callSid, audioUrl, state)
+              : api.speak(call.callSid, message, state)
+            ).catch(async (err: unknown) => {
+              await api.hangup(call.callSid).catch(() => undefined);
+              throw err;
+            }),
           );
         } else {
           log.info({ callSid: call.callSid }, 'telnyx call answered');
         }
         return;
       }
-      case 'call.speak.ended': {
+      case 'call.speak.ended':
+      case 'call.playback.ended': {
         const call = readCallFields(webhook);
         if (decodeClientState(call.clientState)?.decline)
           after('hang up call', call.callSid, (api) => api.hangup(call.callSid));

@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type PlivoRoutesDeps, plivoRoutes } from '../../../src/carriers/plivo/routes.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
+import { readPlivoXml } from '../../../src/sim/carrier/dialects/plivo-xml.js';
 import { type CarrierApp, sinkLogger, startCarrierApp } from '../../helpers/carrier-app.js';
 import { createFakeIntake, type FakeIntake } from '../../helpers/fake-intake.js';
 import { answerParams, newNonce, type PlivoSigning, postPlivo } from '../../helpers/plivo-carrier.js';
@@ -108,6 +109,24 @@ describe('plivo answer URL', () => {
     expect(intake.announced).toEqual([]);
     const declined = await metrics.callsDeclined.get();
     expect(declined.values[0]).toMatchObject({ labels: { carrier: 'plivo', reason: 'draining' }, value: 1 });
+  });
+
+  it('plays the rendered decline when there is one, then hangs up', async () => {
+    intake.admission = 'at_capacity';
+    intake.decline = {
+      message: 'busy',
+      redirectUrl: null,
+      audioUrl: 'https://bridge.example.com/prompts/at_capacity.wav',
+    };
+    const baseUrl = await start();
+    const answer = await postPlivo(baseUrl, '/carriers/plivo/answer', answerParams(), valid());
+    expect(answer.body).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Play>https://bridge.example.com/prompts/at_capacity.wav</Play><Hangup/></Response>',
+    );
+    expect(readPlivoXml(answer.body)).toMatchObject({
+      kind: 'declined',
+      say: '(the recording at https://bridge.example.com/prompts/at_capacity.wav)',
+    });
   });
 
   it('redirects a declined call when a redirect URL is set', async () => {

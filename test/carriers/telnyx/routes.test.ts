@@ -218,6 +218,30 @@ describe('telnyx declined calls', () => {
     ]);
   });
 
+  it('plays the rendered decline when there is one, then hangs up once it ended', async () => {
+    const { baseUrl } = await start();
+    intake.decline.audioUrl = 'https://bridge.example.com/prompts/at_capacity.wav';
+    const callControlId = newCallControlId();
+    const clientState = encodeClientState({ decline: true });
+    await postTelnyxEvent(
+      baseUrl,
+      telnyxEvent('call.answered', callPayload({ callControlId, clientState })),
+      valid,
+    );
+    const play = await api.waitFor((r) => r.path.endsWith('/actions/playback_start'));
+    expect(JSON.parse(play.body)).toMatchObject({
+      audio_url: 'https://bridge.example.com/prompts/at_capacity.wav',
+      client_state: clientState,
+    });
+    expect(api.requests.some((r) => r.path.endsWith('/actions/speak'))).toBe(false);
+    await postTelnyxEvent(
+      baseUrl,
+      telnyxEvent('call.playback.ended', callPayload({ callControlId, clientState })),
+      valid,
+    );
+    await api.waitFor((r) => r.path.endsWith('/actions/hangup'));
+  });
+
   it('hangs up a declined call whose message cannot be spoken', async () => {
     const { baseUrl } = await start();
     api.respond((req) => (req.path.endsWith('/actions/speak') ? { status: 500 } : { status: 200, body: {} }));

@@ -2,6 +2,7 @@
 // the `jsonwebtoken` package (test/helpers/vonage-carrier.ts), independently of the project's code.
 import { afterEach, describe, expect, it } from 'vitest';
 import { vonageRoutes } from '../../../src/carriers/vonage/routes.js';
+import { readNcco } from '../../../src/sim/carrier/dialects/vonage.js';
 import { type CarrierApp, startCarrierApp } from '../../helpers/carrier-app.js';
 import { createFakeIntake, type FakeIntake, INSTANCE } from '../../helpers/fake-intake.js';
 import {
@@ -103,6 +104,20 @@ describe('vonage answer webhook', () => {
     expect(answer.status).toBe(200);
     expect(answer.ncco).toEqual([{ action: 'talk', text: intake.decline.message }]);
     expect(intake.prepared).toHaveLength(0);
+  });
+
+  it('streams the rendered decline when there is one', async () => {
+    const { intake, baseUrl } = await start();
+    intake.admission = 'draining';
+    intake.decline.audioUrl = 'https://bridge.example.com/prompts/at_capacity.wav';
+    const answer = await announceVonageCall(baseUrl, { uuid: newVonageUuid() }, { signing: SIGNING });
+    expect(answer.ncco).toEqual([
+      { action: 'stream', streamUrl: ['https://bridge.example.com/prompts/at_capacity.wav'] },
+    ]);
+    expect(readNcco(JSON.stringify(answer.ncco))).toEqual({
+      kind: 'declined',
+      say: '(the recording at https://bridge.example.com/prompts/at_capacity.wav)',
+    });
   });
 
   const refusals: Array<[string, (body: string) => Parameters<typeof announceVonageCall>[2], string]> = [

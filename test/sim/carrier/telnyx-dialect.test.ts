@@ -144,6 +144,20 @@ describe('telnyx dialect: announcing a call', () => {
     expect(call.requests.map((r) => r.action)).toEqual(['answer', 'speak', 'hangup']);
   });
 
+  it('hears a decline played from a recording: answered, played to, hung up', async () => {
+    intake.admission = 'draining';
+    intake.decline.audioUrl = 'https://bridge.example.com/prompts/at_capacity.wav';
+    const server = await startServer();
+    const answer = await telnyxDialect.announce(spec(server, signedEnv()));
+    expect(answer).toEqual({
+      kind: 'declined',
+      reason: 'answered without a media stream',
+      say: '(the recording at https://bridge.example.com/prompts/at_capacity.wav)',
+    });
+    const call = sim.calls.list(1)[0]!;
+    expect(call.requests.map((r) => r.action)).toEqual(['answer', 'playback_start', 'hangup']);
+  });
+
   it('reads an L16 answer as 16 kHz linear PCM', async () => {
     const server = await startServer({ codec: 'L16' });
     const stream = streamOf(await telnyxDialect.announce(spec(server, signedEnv())));

@@ -107,12 +107,13 @@ async function announce(call: SimCallSpec): Promise<SimAnswer> {
   await post('call.answered', { state: 'answered', client_state: clientState });
 
   if (answered.streamUrl === undefined) {
-    // Answered without a stream: the server declines politely (speak, then hang up).
+    // Answered without a stream: the server declines politely (speaks or plays, then hangs up).
     const spoken = await waitForSimCall(api, callSid, 'speak', call.timeoutMs, call.signal);
     const say = spoken?.spoken.join(' ');
     if (say) {
-      const speak = requestBody(spoken!, 'speak');
-      await post('call.speak.ended', {
+      const played = spoken!.requests.some((r) => r.action === 'playback_start');
+      const speak = requestBody(spoken!, played ? 'playback_start' : 'speak');
+      await post(played ? 'call.playback.ended' : 'call.speak.ended', {
         status: 'completed',
         client_state: speak.client_state ?? clientState,
       });

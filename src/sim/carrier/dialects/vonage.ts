@@ -70,6 +70,12 @@ export function readNcco(body: string): NccoReading {
     const talk = ncco.find((action) => (action as { action?: unknown })?.action === 'talk') as
       { text?: unknown } | undefined;
     if (talk !== undefined) return { kind: 'declined', say: typeof talk.text === 'string' ? talk.text : '' };
+    const stream = ncco.find((action) => (action as { action?: unknown })?.action === 'stream') as
+      { streamUrl?: unknown } | undefined;
+    if (stream !== undefined) {
+      const url = Array.isArray(stream.streamUrl) ? String(stream.streamUrl[0] ?? '') : '';
+      return { kind: 'declined', say: `(the recording at ${url})` };
+    }
     return { kind: 'bad', error: 'the NCCO has no connect action' };
   }
   const endpoint = Array.isArray(connect.endpoint)
