@@ -57,7 +57,7 @@ describe('plivo answer URL', () => {
     const answer = await postPlivo(baseUrl, '/carriers/plivo/answer', params, valid());
     expect(answer.status).toBe(200);
     expect(answer.contentType).toBe('text/xml; charset=utf-8');
-    expect(answer.streamUrl).toBe(intake.answers[0]!.mediaUrl);
+    expect(answer.streamUrl).toBe(intake.prepared[0]!.mediaUrl);
     expect(answer.streamAttributes).toEqual({
       bidirectional: 'true',
       keepCallAlive: 'true',
@@ -65,8 +65,8 @@ describe('plivo answer URL', () => {
       statusCallbackUrl: `${PUBLIC_URL}/carriers/plivo/stream-status`,
       statusCallbackMethod: 'POST',
     });
-    expect(answer.observer).toBe(intake.answers[0]!.observerToken);
-    expect(intake.prepared).toEqual([
+    expect(answer.observer).toBe(intake.prepared[0]!.observerToken);
+    expect(intake.announced).toEqual([
       {
         carrier: 'plivo',
         callSid: params.CallUUID,
@@ -86,16 +86,16 @@ describe('plivo answer URL', () => {
       answerParams({ From: 'sip:alice@example.com', To: '+15550002222' }),
       valid(),
     );
-    expect(intake.prepared[0]).toMatchObject({ from: 'sip:alice@example.com', to: '+15550002222' });
+    expect(intake.announced[0]).toMatchObject({ from: 'sip:alice@example.com', to: '+15550002222' });
   });
 
   it('marks an outbound call as such, with the context its answer URL carries', async () => {
     const baseUrl = await start();
     const path = '/carriers/plivo/answer?context=campaign%3Ac1%2Ccontact%3A9';
     await postPlivo(baseUrl, path, answerParams({ Direction: 'outbound' }), valid());
-    expect(intake.prepared[0]).toMatchObject({ direction: 'outbound', context: 'campaign:c1,contact:9' });
+    expect(intake.announced[0]).toMatchObject({ direction: 'outbound', context: 'campaign:c1,contact:9' });
     await postPlivo(baseUrl, '/carriers/plivo/answer', answerParams(), valid());
-    expect(intake.prepared[1]!.context).toBeUndefined();
+    expect(intake.announced[1]!.context).toBeUndefined();
   });
 
   it('declines politely when not admitted: spoken message, then hang-up', async () => {
@@ -106,7 +106,7 @@ describe('plivo answer URL', () => {
     expect(answer.body).toBe(
       `<?xml version="1.0" encoding="UTF-8"?><Response><Speak>${intake.decline.message}</Speak><Hangup/></Response>`,
     );
-    expect(intake.prepared).toEqual([]);
+    expect(intake.announced).toEqual([]);
     const declined = await metrics.callsDeclined.get();
     expect(declined.values[0]).toMatchObject({ labels: { carrier: 'plivo', reason: 'draining' }, value: 1 });
   });
@@ -146,14 +146,14 @@ describe('plivo answer URL', () => {
         error: { code: 'CALLBRIDGE_BAD_REQUEST', message: 'CallUUID is missing or malformed' },
       });
     }
-    expect(intake.prepared).toEqual([]);
+    expect(intake.announced).toEqual([]);
     expect(intake.refusals.every((r) => r.reason === 'malformed')).toBe(true);
   });
 
   it('never logs the stream token', async () => {
     const baseUrl = await start();
     await postPlivo(baseUrl, '/carriers/plivo/answer', answerParams(), valid());
-    expect(logLines.join('\n')).not.toContain(intake.answers[0]!.token);
+    expect(logLines.join('\n')).not.toContain(intake.prepared[0]!.token);
   });
 });
 
@@ -206,7 +206,7 @@ describe('plivo signatures', () => {
     const replay = await postPlivo(baseUrl, '/carriers/plivo/answer', params, valid({ nonce }));
     expect(replay.status).toBe(403);
     expect(JSON.parse(replay.body).error.message).toContain('already used');
-    expect(intake.prepared).toHaveLength(1);
+    expect(intake.announced).toHaveLength(1);
     expect(intake.refusals).toEqual([{ carrier: 'plivo', reason: 'signature_replayed' }]);
   });
 

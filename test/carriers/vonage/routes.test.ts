@@ -3,13 +3,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { vonageRoutes } from '../../../src/carriers/vonage/routes.js';
 import { readNcco } from '../../../src/sim/carrier/dialects/vonage.js';
-import {
-  createFakeIntake,
-  type FakeIntake,
-  INSTANCE,
-  type RoutesApp,
-  startRoutesApp,
-} from '../../helpers/carrier-routes-app.js';
+import { type CarrierApp, startCarrierApp } from '../../helpers/carrier-app.js';
+import { createFakeIntake, type FakeIntake, INSTANCE } from '../../helpers/fake-intake.js';
 import {
   announceVonageCall,
   newVonageUuid,
@@ -22,7 +17,7 @@ const APP_ID = '11111111-2222-4333-8444-555555555555';
 const API_KEY = 'abcd1234';
 const SIGNING = { secret: SECRET, applicationId: APP_ID, apiKey: API_KEY };
 
-let server: RoutesApp | undefined;
+let server: CarrierApp | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
@@ -32,7 +27,7 @@ async function start(
   opts: { secrets?: string[]; refuseUnverified?: boolean } = {},
 ): Promise<{ intake: FakeIntake; baseUrl: string }> {
   const intake = createFakeIntake();
-  server = await startRoutesApp(
+  server = await startCarrierApp(
     vonageRoutes({
       intake,
       signatureSecrets: opts.secrets ?? [SECRET],
@@ -176,7 +171,7 @@ describe('vonage answer webhook', () => {
   it("records nonces through the store's claimOnce when given one", async () => {
     const intake = createFakeIntake();
     const claimed: Array<[string, number]> = [];
-    server = await startRoutesApp(
+    server = await startCarrierApp(
       vonageRoutes({
         intake,
         signatureSecrets: [SECRET],

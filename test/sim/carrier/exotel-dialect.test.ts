@@ -7,16 +7,12 @@ import { basicAuthMatches, upgradeCredentials } from '../../../src/carriers/exot
 import type { LegCodec } from '../../../src/call/carrier-port.js';
 import type { SimStream } from '../../../src/sim/carrier/dialect.js';
 import { exotelDialect, exotelNumber, readStreamUrl } from '../../../src/sim/carrier/dialects/exotel.js';
-import {
-  createFakeIntake,
-  type FakeIntake,
-  type RoutesApp,
-  startRoutesApp,
-} from '../../helpers/carrier-routes-app.js';
+import { type CarrierApp, startCarrierApp } from '../../helpers/carrier-app.js';
+import { createFakeIntake, type FakeIntake } from '../../helpers/fake-intake.js';
 
 const CREDENTIALS = upgradeCredentials('exotel-api-key', 'exotel-api-token-secret-0001');
 
-let server: RoutesApp | undefined;
+let server: CarrierApp | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
@@ -24,7 +20,7 @@ afterEach(async () => {
 
 async function start(): Promise<{ intake: FakeIntake; baseUrl: string }> {
   const intake = createFakeIntake();
-  server = await startRoutesApp(
+  server = await startCarrierApp(
     exotelRoutes({ intake, upgradeCredentials: CREDENTIALS, refuseUnverified: false }),
   );
   return { intake, baseUrl: server.baseUrl };

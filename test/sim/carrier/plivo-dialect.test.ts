@@ -67,11 +67,11 @@ describe('plivo dialect: announcing a call', () => {
     const server = await startServer();
     const answer = await plivoDialect.announce(spec(server, { PLIVO_AUTH_TOKEN: AUTH_TOKEN }));
     const stream = streamOf(answer);
-    expect(answer).toMatchObject({ warnings: [], observerToken: intake.answers[0]!.observerToken });
-    expect(stream.url).toBe(intake.answers[0]!.mediaUrl);
+    expect(answer).toMatchObject({ warnings: [], observerToken: intake.prepared[0]!.observerToken });
+    expect(stream.url).toBe(intake.prepared[0]!.mediaUrl);
     expect(stream.format).toEqual({ encoding: 'mulaw', sampleRate: 8000, channels: 1 });
     // Plivo writes numbers without the +; the server routes them as E.164.
-    expect(intake.prepared[0]).toMatchObject({
+    expect(intake.announced[0]).toMatchObject({
       from: '+15005550006',
       to: '+15005550001',
       callSid: stream.callSid,

@@ -91,10 +91,10 @@ describe('telnyx dialect: announcing a call', () => {
     const answer = await telnyxDialect.announce(spec(server, signedEnv()));
     const stream = streamOf(answer);
     expect(answer).toMatchObject({ warnings: [] });
-    expect(stream.url).toBe(intake.answers[0]!.mediaUrl);
+    expect(stream.url).toBe(intake.prepared[0]!.mediaUrl);
     expect(stream.format).toEqual({ encoding: 'mulaw', sampleRate: 8000, channels: 1 });
-    expect(stream.callSid).toBe(intake.prepared[0]!.callSid);
-    expect(intake.prepared[0]).toMatchObject({
+    expect(stream.callSid).toBe(intake.announced[0]!.callSid);
+    expect(intake.announced[0]).toMatchObject({
       from: '+15005550006',
       to: '+15005550001',
       direction: 'inbound',
@@ -116,7 +116,7 @@ describe('telnyx dialect: announcing a call', () => {
       kind: 'failed',
       error: expect.stringContaining('CALLBRIDGE_SIM_CARRIER_API'),
     });
-    expect(intake.prepared).toEqual([]);
+    expect(intake.announced).toEqual([]);
   });
 
   it('is refused, and says why, when the server verifies and the phone cannot sign', async () => {

@@ -5,16 +5,12 @@ import { createVonageCodec } from '../../../src/carriers/vonage/codec.js';
 import { vonageRoutes } from '../../../src/carriers/vonage/routes.js';
 import type { SimStream } from '../../../src/sim/carrier/dialect.js';
 import { vonageDialect } from '../../../src/sim/carrier/dialects/vonage.js';
-import {
-  createFakeIntake,
-  type FakeIntake,
-  type RoutesApp,
-  startRoutesApp,
-} from '../../helpers/carrier-routes-app.js';
+import { type CarrierApp, startCarrierApp } from '../../helpers/carrier-app.js';
+import { createFakeIntake, type FakeIntake } from '../../helpers/fake-intake.js';
 
 const SECRET = 'vonage-signature-secret-for-tests-0001';
 
-let server: RoutesApp | undefined;
+let server: CarrierApp | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
@@ -22,7 +18,7 @@ afterEach(async () => {
 
 async function start(secrets: string[] = []): Promise<{ intake: FakeIntake; baseUrl: string }> {
   const intake = createFakeIntake();
-  server = await startRoutesApp(
+  server = await startCarrierApp(
     vonageRoutes({
       intake,
       signatureSecrets: secrets,
