@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { registerCallAdminRoutes } from './admin/calls.js';
 import { registerCampaignAdminRoutes } from './admin/campaigns.js';
 import { registerDncAdminRoutes } from './admin/dnc.js';
+import { registerLiveCallAdminRoutes } from './admin/live-calls.js';
 import { adminApi } from './admin/plugin.js';
 import type { AgentDialer } from './agent/dialer.js';
 import { AdmissionControl } from './call/admission.js';
@@ -23,6 +24,7 @@ import { startPingSweep } from './call/liveness.js';
 import type { ForeignStream, MediaSocketDeps } from './call/media-socket.js';
 import { mediaPath } from './call/media-url.js';
 import { observerRoutes } from './call/observer.js';
+import { PendingStreams } from './call/pending-streams.js';
 import { promptRoutes } from './call/prompt-routes.js';
 import { type PrewarmedAgent, PrewarmPool } from './call/prewarm.js';
 import type { CallRecord } from './call/record.js';
@@ -30,6 +32,7 @@ import { CallRegistry } from './call/registry.js';
 import { MAX_TOKEN_CHARS } from './call/stream-token.js';
 import { buildCarrierAdapters } from './carriers/index.js';
 import type { Config } from './config/types.js';
+import { type Fleet, startFleet } from './fleet/index.js';
 import { AGENT_REFUSED_CODE, AgentConnectError, codeForStatus, NotFoundError } from './errors.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http-errors.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
@@ -83,7 +86,11 @@ export interface CallbridgeState {
   events: CallEventHub;
   gateway: WebhookGateway;
   prewarm: PrewarmPool<PrewarmedAgent>;
+  /** Calls prepared here whose stream has not arrived: a drain waits for them too. */
+  pending: PendingStreams;
   admission: AdmissionControl;
+  /** What the instances of a deployment share: live calls, relays (one instance: its own). */
+  fleet: Fleet;
   /** Campaigns and their dialer (main.ts starts the dialer once listening). */
   outbound: Outbound;
   draining: boolean;
@@ -168,7 +175,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       recoverEveryMs: ADMISSION_RECOVER_EVERY_MS,
       onChange: (limit) => metrics.admissionLimit.set(limit),
     }),
+    pending: new PendingStreams(),
     outbound,
+    // Replaced below, once the registry and event hub it serves exist.
+    fleet: undefined as unknown as Fleet,
     draining: false,
     // Without a configured renderer the bundled recordings play.
     prompts:
@@ -188,6 +198,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       throw err;
     }
   };
+  state.fleet = await startFleet({
+    config,
+    registry: state.registry,
+    events: state.events,
+    prewarm: state.prewarm,
+    pending: state.pending,
+    metrics,
+    logger: deps.logger,
+  });
+  const { fleet } = state;
   app.decorate('callbridge', state);
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
@@ -259,6 +279,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     prewarm: state.prewarm,
     admission: state.admission,
     isDraining,
+    pending: state.pending,
+    storeReachable: fleet.storeReachable,
   });
   const media: MediaSocketDeps = {
     config,
@@ -275,8 +297,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         prewarm: state.prewarm,
         admission: state.admission,
         isDraining,
+        storeReachable: fleet.storeReachable,
       }),
-    releaseRemotePrewarm: deps.releaseRemotePrewarm ?? (() => {}),
+    releaseRemotePrewarm: deps.releaseRemotePrewarm ?? fleet.releaseRemotePrewarm,
+    pending: state.pending,
     prompts: (kind, format, opts) => prompts.promptAudio(kind, format, opts),
     saveRecord: (record: CallRecord) => {
       deps.store.saveCallRecord(record).then(
@@ -291,14 +315,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(carrierRoutes(carriers, intake, media));
   await app.register(promptRoutes((kind, format) => prompts.promptAudio(kind, format)));
   await app.register(
-    observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: state.events }),
+    observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: fleet.feed }),
   );
   await app.register(gateway.plugin);
   if (config.adminToken) {
     await app.register(
       adminApi(config.adminToken, [
         (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
-        (scope) => registerCallAdminRoutes(scope, { store: deps.store }),
+        (scope) => registerCallAdminRoutes(scope, { store: deps.store, live: fleet.calls }),
+        (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls }),
         (scope) => registerCampaignAdminRoutes(scope, { campaigns: outbound.service }),
         (scope) => registerDncAdminRoutes(scope, { store: deps.store, now: Date.now }),
       ]),
@@ -309,6 +334,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await outbound.dialer?.stop();
     clearInterval(pinger);
     state.prewarm.closeAll();
+    state.pending.clear();
+    await fleet.close();
     await gateway.close();
   });
 

@@ -154,13 +154,28 @@ closeWithGrace(
   },
   async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an unexpected error');
-    const { registry } = app.callbridge;
+    const { registry, pending } = app.callbridge;
     app.callbridge.draining = true;
-    logger.info({ signal, liveCalls: registry.size, drainTimeoutMs: config.drainTimeoutMs }, 'draining');
-    // Live calls run to their end, up to the drain timeout; then they are ended.
+    logger.info(
+      {
+        signal,
+        liveCalls: registry.size,
+        awaitedStreams: pending.size,
+        drainTimeoutMs: config.drainTimeoutMs,
+      },
+      'draining',
+    );
+    // Live calls run to their end, and streams of webhooks answered here may still arrive (until
+    // their token expires), up to the drain timeout; then calls still up are ended.
+    const settled = async () => {
+      while (registry.size > 0 || pending.size > 0) {
+        await pending.whenNone();
+        await registry.whenIdle();
+      }
+    };
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      registry.whenIdle(),
+      settled(),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, config.drainTimeoutMs);
       }),

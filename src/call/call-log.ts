@@ -29,6 +29,7 @@ export type EndReason =
   | 'agent_error'
   | 'agent_unreachable'
   | 'agent_refused'
+  | 'operator_hangup'
   | 'shutdown';
 
 /** Reasons where the service, not the conversation, ended the call. */

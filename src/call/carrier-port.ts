@@ -65,7 +65,7 @@ export interface CarrierControl {
   transfer(callSid: string, target: string): Promise<void>;
 }
 
-export type Admission = 'admitted' | 'draining' | 'at_capacity';
+export type Admission = 'admitted' | 'draining' | 'at_capacity' | 'store_unavailable';
 
 /** A call announced by a carrier webhook, before its media stream arrives. */
 export interface CallAnnouncement {

@@ -14,6 +14,7 @@ import { mediaUrl } from './media-url.js';
 import { observerToken } from './observer.js';
 import { DECLINE_AUDIO_PATH } from './prompt-routes.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
+import type { PendingStreams } from './pending-streams.js';
 import type { CallRegistry } from './registry.js';
 import { issueStreamToken } from './stream-token.js';
 
@@ -26,6 +27,10 @@ export interface IntakeDeps {
   prewarm: PrewarmPool<PrewarmedAgent>;
   admission: AdmissionControl;
   isDraining(): boolean;
+  /** Calls prepared here whose stream has not arrived: a drain waits for them. */
+  pending?: PendingStreams;
+  /** Whether the shared store answers; while it does not, new calls are declined (default: it does). */
+  storeReachable?(): boolean;
 }
 
 export const DECLINED_MESSAGE =
@@ -38,9 +43,11 @@ export const MAX_CONTEXT_CHARS = 1024;
  * whose stream has not arrived yet (they hold a pre-warmed agent).
  */
 export function admitNewCall(
-  deps: Pick<IntakeDeps, 'registry' | 'prewarm' | 'admission' | 'isDraining'>,
+  deps: Pick<IntakeDeps, 'registry' | 'prewarm' | 'admission' | 'isDraining' | 'storeReachable'>,
 ): Admission {
   if (deps.isDraining()) return 'draining';
+  // Without the shared store no stream token can be claimed: the caller is told to call back.
+  if (deps.storeReachable && !deps.storeReachable()) return 'store_unavailable';
   const committed = deps.registry.size + deps.prewarm.size;
   return deps.admission.admits(committed) ? 'admitted' : 'at_capacity';
 }
@@ -111,6 +118,7 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
         config.streamTokenTtlMs,
       );
       prewarm(call, profile);
+      deps.pending?.expect(prewarmKey(call.carrier, call.callSid), config.streamTokenTtlMs);
       deps.logger.info(
         { carrier: call.carrier, callSid: call.callSid, profile, direction: call.direction },
         'call prepared',

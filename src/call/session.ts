@@ -79,6 +79,8 @@ export interface CallInfo {
   profileName: string;
   profile: AgentProfile;
   mediaFormat: MediaFormat;
+  /** The campaign an outbound call was placed for, when one placed it. */
+  campaign?: string;
 }
 
 export interface CallDeps {
@@ -265,6 +267,21 @@ export class CallSession {
     }
     await this.#downlink.lastWordsHeard(FAREWELL_CAP_MS);
     this.end(reason);
+  }
+
+  /** An operator hangs up the call (admin API): at once, no goodbye. */
+  hangup(): void {
+    this.end('operator_hangup');
+  }
+
+  /**
+   * An operator moves the call to `target` (admin API) at once. Throws when the carrier cannot
+   * transfer, a polite end is already under way, or the carrier refused (the call goes on).
+   */
+  async transfer(target: string): Promise<void> {
+    if (!this.#leg.canTransfer) throw new Error('this carrier has no call-control API configured');
+    if (!this.#startFinishing('transferred')) throw new Error('the call is already ending');
+    await this.#transfer(target);
   }
 
   /** The one way a call ends. Idempotent: the first reason wins. */
@@ -564,16 +581,22 @@ export class CallSession {
     if (!this.#startFinishing('transferred')) return;
     await this.#lastReplyHeard();
     if (this.isEnding) return;
+    await this.#transfer(target).catch(() => {});
+  }
+
+  /** Moves the call to `target`; a failed transfer hands the call back to the agent and rethrows. */
+  async #transfer(target: string): Promise<void> {
     try {
       await this.#leg.transfer(target);
       this.logger.info({ target }, 'call transferred');
       this.end('transferred');
     } catch (err) {
       this.logger.error({ err: (err as Error).message, target }, 'transfer failed');
-      if (this.isEnding) return;
+      if (this.isEnding) throw err;
       this.#finishingReason = null;
       this.#move('live');
       this.#inject(TRANSFER_FAILED, 'queue');
+      throw err;
     }
   }
 
