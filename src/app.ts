@@ -27,7 +27,12 @@ import { type PrewarmedAgent, PrewarmPool } from './call/prewarm.js';
 import type { CallRecord } from './call/record.js';
 import { CallRegistry } from './call/registry.js';
 import { MAX_TOKEN_CHARS } from './call/stream-token.js';
-import { buildCarrierAdapters } from './carriers/index.js';
+import { registerPlaceCallRoutes } from './admin/place-call.js';
+import { MachineVerdicts } from './call/machine-verdicts.js';
+import { buildCallPlacers, buildCarrierAdapters } from './carriers/index.js';
+import type { CallPlacer } from './carriers/placer.js';
+import { composeOriginator } from './originator.js';
+import { OutboundReports } from './outbound-reports.js';
 import type { Config } from './config/types.js';
 import { AGENT_REFUSED_CODE, AgentConnectError, codeForStatus, NotFoundError } from './errors.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http-errors.js';
@@ -59,6 +64,10 @@ export interface AppDeps {
   dialerOptions?: Partial<DialerOptions>;
   /** The carriers served; default: those the configuration enables (src/carriers/index.ts). */
   carriers?: readonly CarrierAdapter[];
+  /** The carriers that place outbound calls; default: those with credentials (src/carriers/index.ts). */
+  placers?: readonly CallPlacer[];
+  /** The built-in simulated carrier API, where carriers with no credentials place their calls. */
+  simulatedCarrierApiUrl?: string | null;
   /**
    * Tells the instance that prepared a call, whose stream arrived here instead, to close the agent
    * it pre-warmed for it. Default: nothing (one instance; the agent there expires after its TTL).
@@ -110,13 +119,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });
+  const carriers = deps.carriers ?? buildCarrierAdapters(config, { logger: deps.logger });
+  const placers =
+    deps.placers ?? buildCallPlacers(config, { simulatedApiUrl: deps.simulatedCarrierApiUrl ?? null });
+  const outboundCalls = placers.length > 0 ? composeOriginator(placers, config.streamTokenSecret) : null;
   const outbound = createOutbound({
     config,
     store: deps.store,
     metrics,
     logger: deps.logger,
-    originator: deps.originator ?? null,
-    carriers: ['twilio'],
+    originator: deps.originator ?? outboundCalls?.originator ?? null,
+    carriers: outboundCalls?.carriers ?? carriers.map((carrier) => carrier.name),
     // Campaign events reach the operator gateway like webhook events: same body, headers, signature.
     deliver: operatorGatewayNotifier('campaigns', {
       url: config.webhooks.operatorGatewayUrl,
@@ -193,7 +206,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.server.headersTimeout = 10_000;
   const pinger = startPingSweep(app, config.carrierPingIntervalMs);
 
-  const carriers = deps.carriers ?? buildCarrierAdapters(config, { logger: deps.logger });
   app.get('/', async () => ({
     name: 'callbridge',
     region: config.region,
@@ -213,6 +225,22 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
 
   const isDraining = () => state.draining;
+  const verdicts = new MachineVerdicts(state.registry);
+  const saveRecord = (record: CallRecord) => {
+    deps.store.saveCallRecord(record).then(
+      // Queued, not awaited by the call: analysis never delays a call's end.
+      () => (record.carrierStatus === undefined ? deps.analysis?.enqueue(record) : undefined),
+      (err: Error) => {
+        deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');
+      },
+    );
+  };
+  const outboundReports = new OutboundReports({
+    dialer: () => outbound.dialer,
+    saveRecord,
+    isLive: (callSid) => state.registry.has(callSid),
+    logger: deps.logger.child({ component: 'outbound' }),
+  });
   const intake = createCallIntake({
     config,
     dial,
@@ -222,6 +250,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     prewarm: state.prewarm,
     admission: state.admission,
     isDraining,
+    verdicts,
+    onOutboundStatus: (report) => outboundReports.carrierStatus(report),
   });
   const media: MediaSocketDeps = {
     config,
@@ -232,6 +262,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     registry: state.registry,
     events: state.events,
     prewarm: state.prewarm,
+    verdicts,
     admitCall: () =>
       admitNewCall({
         registry: state.registry,
@@ -241,13 +272,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       }),
     releaseRemotePrewarm: deps.releaseRemotePrewarm ?? (() => {}),
     saveRecord: (record: CallRecord) => {
-      deps.store.saveCallRecord(record).then(
-        // Queued, not awaited by the call: analysis never delays a call's end.
-        () => deps.analysis?.enqueue(record),
-        (err: Error) => {
-          deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');
-        },
-      );
+      saveRecord(record);
+      outboundReports.callRecorded(record);
     },
   };
   await app.register(carrierRoutes(carriers, intake, media));
@@ -260,6 +286,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       adminApi(config.adminToken, [
         (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
         (scope) => registerCallAdminRoutes(scope, { store: deps.store }),
+        (scope) =>
+          registerPlaceCallRoutes(scope, {
+            profiles: config.profiles,
+            defaultProfile: config.numbers.default,
+            carriers: outboundCalls?.carriers ?? [],
+            admit: (carrier) => intake.admit(carrier),
+            place: (call) =>
+              outboundCalls!.place({ ...call, attemptId: null, campaignId: null, contact: null }),
+          }),
         (scope) => registerCampaignAdminRoutes(scope, { campaigns: outbound.service }),
         (scope) => registerDncAdminRoutes(scope, { store: deps.store, now: Date.now }),
       ]),
@@ -268,6 +303,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }
   app.addHook('onClose', async () => {
     await outbound.dialer?.stop();
+    outboundReports.close();
     clearInterval(pinger);
     state.prewarm.closeAll();
     await gateway.close();

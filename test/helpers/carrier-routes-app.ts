@@ -2,7 +2,14 @@
 // carrier's plugin, the project's error shape, and a fake CallIntake that records what it was asked.
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
-import type { Admission, CallAnnouncement, CallIntake, PreparedCall } from '../../src/call/carrier-port.js';
+import type { VerdictReport } from '../../src/call/amd-gate.js';
+import type {
+  Admission,
+  CallAnnouncement,
+  CallIntake,
+  OutboundStatusReport,
+  PreparedCall,
+} from '../../src/call/carrier-port.js';
 import { codeForStatus } from '../../src/errors.js';
 
 export interface FakeIntake extends CallIntake {
@@ -10,6 +17,9 @@ export interface FakeIntake extends CallIntake {
   announced: CallAnnouncement[];
   prepared: PreparedCall[];
   refusals: Array<{ carrier: string; reason: string }>;
+  /** Outbound calls' final statuses and detection verdicts the routes reported. */
+  statuses: OutboundStatusReport[];
+  verdicts: Array<{ carrier: string; callSid: string; report: VerdictReport }>;
 }
 
 export const PUBLIC_MEDIA_BASE = 'wss://bridge.example.com/media';
@@ -21,6 +31,15 @@ export function createFakeIntake(): FakeIntake {
     announced: [],
     prepared: [],
     refusals: [],
+    statuses: [],
+    verdicts: [],
+    outboundContext: () => null,
+    outboundStatus(report) {
+      intake.statuses.push(report);
+    },
+    machineVerdict(carrier, callSid, report) {
+      intake.verdicts.push({ carrier, callSid, report });
+    },
     admit: () => intake.admission,
     prepare(call) {
       intake.announced.push(call);

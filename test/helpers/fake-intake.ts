@@ -1,6 +1,13 @@
 // The call core's intake as a test double for a carrier's webhook routes: records what the routes
 // ask of it and answers as the test says.
-import type { Admission, CallAnnouncement, CallIntake, PreparedCall } from '../../src/call/carrier-port.js';
+import type { VerdictReport } from '../../src/call/amd-gate.js';
+import type {
+  Admission,
+  CallAnnouncement,
+  CallIntake,
+  OutboundStatusReport,
+  PreparedCall,
+} from '../../src/call/carrier-port.js';
 
 export interface FakeIntake extends CallIntake {
   admission: Admission;
@@ -8,6 +15,9 @@ export interface FakeIntake extends CallIntake {
   admitted: string[];
   prepared: CallAnnouncement[];
   refusals: Array<{ carrier: string; reason: string }>;
+  /** Outbound calls' final statuses and detection verdicts the routes reported. */
+  statuses: OutboundStatusReport[];
+  verdicts: Array<{ carrier: string; callSid: string; report: VerdictReport }>;
   /** The PreparedCall returned for each prepared call, in order. */
   answers: PreparedCall[];
 }
@@ -22,6 +32,15 @@ export function createFakeIntake(opts: { mediaBase?: string; instance?: string }
     admitted: [],
     prepared: [],
     refusals: [],
+    statuses: [],
+    verdicts: [],
+    outboundContext: () => null,
+    outboundStatus(report) {
+      intake.statuses.push(report);
+    },
+    machineVerdict(carrier, callSid, report) {
+      intake.verdicts.push({ carrier, callSid, report });
+    },
     answers: [],
     admit(carrier) {
       intake.admitted.push(carrier);
