@@ -11,6 +11,8 @@ import { loadConfig } from './config/load.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startLocalAgent } from './sim/agent/server.js';
+import { simulatedCallee } from './sim/callee/answer.js';
+import { startSimulatedCarrierApi } from './sim/carrier-api/server.js';
 import { AnalysisService } from './speech/analysis.js';
 import { warnUnknownThinkModels } from './speech/model-check.js';
 import { agentRestBase } from './speech/models.js';
@@ -69,6 +71,24 @@ if (!config.twilio.authToken) {
   logger.warn('TWILIO_AUTH_TOKEN is not set: carrier requests are not verified');
 }
 
+// With no carrier account, outbound calls go to the built-in simulated carrier, whose callees
+// answer as its number plan says (src/sim/callee/plan.ts), so a campaign runs on one machine.
+const simulatedCarrierApi =
+  config.twilio.accountSid && config.twilio.authToken
+    ? null
+    : await startSimulatedCarrierApi({
+        onPlaced: simulatedCallee({
+          timeScale: 1 / (config.simulatedCalleeSpeedup ?? 1),
+          onError: (message) => logger.warn({ component: 'simulated-carrier' }, message),
+        }),
+      });
+if (simulatedCarrierApi) {
+  logger.info(
+    { simulatedCarrierApi: simulatedCarrierApi.url },
+    'no carrier credentials: outbound calls go to the built-in simulated carrier',
+  );
+}
+
 const dial = createAgentDialer(
   {
     url: agentUrl!,
@@ -110,6 +130,7 @@ try {
     dial,
     metrics,
     agentMode: localAgent ? 'local' : 'remote',
+    simulatedCarrierApiUrl: simulatedCarrierApi?.url ?? null,
     ...(analysis ? { analysis } : {}),
     prompts,
   });
@@ -155,6 +176,7 @@ closeWithGrace(
     // Queued analyses stay in the store for the next start; one in flight is handed back.
     await analysis?.stop();
     await localAgent?.close();
+    await simulatedCarrierApi?.close();
     await store.close();
     logger.info('stopped');
   },
