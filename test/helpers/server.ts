@@ -31,6 +31,8 @@ export interface StartServerOptions {
   releaseRemotePrewarm?: AppDeps['releaseRemotePrewarm'];
   originator?: Originator;
   dialerOptions?: Partial<DialerOptions>;
+  /** The simulated carrier API outbound calls go to when no carrier has credentials. */
+  simulatedCarrierApiUrl?: string;
 }
 
 export async function startServer(
@@ -60,6 +62,7 @@ export async function startServer(
     agentMode: 'remote',
     ...(opts.originator ? { originator: opts.originator } : {}),
     ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
+    ...(opts.simulatedCarrierApiUrl ? { simulatedCarrierApiUrl: opts.simulatedCarrierApiUrl } : {}),
     ...(opts.carriers ? { carriers: opts.carriers(config) } : {}),
     ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
   });

@@ -6,7 +6,7 @@
 // the server hangs up through the API ends its media stream at once.
 import type { SimCallLog } from '../carrier-api/call-log.js';
 import type { PlacedSimCall } from '../carrier-api/handler.js';
-import { createEventLog } from '../carrier/events.js';
+import { type CallEvent, createEventLog } from '../carrier/events.js';
 import { runMediaStream } from '../carrier/media-stream.js';
 import { twilioDialect } from '../carrier/dialects/twilio.js';
 import { type Callee, calleeFor } from './plan.js';
@@ -40,6 +40,8 @@ const CALLBACK_TIMEOUT_MS = 10_000;
 const HUMAN_VERDICT_MS = 2_500;
 const UNSURE_VERDICT_MS = 6_000;
 const FAX_VERDICT_MS = 2_000;
+/** Detection calls the greeting ended a moment after the beep stops. */
+const BEEP_SETTLE_MS = 300;
 /** A voicemail records until the server hangs up, up to this long. */
 const VOICEMAIL_RECORD_MS = 90_000;
 /** How long a person stays on the line after speaking, at time scale 1. */
@@ -168,23 +170,26 @@ async function playTwilioCallee(
   const verdictAt: Record<Callee['kind'], [string, number] | null> = {
     person: ['human', HUMAN_VERDICT_MS * scale],
     silent: ['unknown', UNSURE_VERDICT_MS * scale],
-    voicemail: ['machine_end_beep', sounds.beepEndsAtMs],
+    voicemail: ['machine_end_beep', sounds.beepEndsAtMs + BEEP_SETTLE_MS],
     fax: ['fax', FAX_VERDICT_MS * scale],
     busy: null,
     no_answer: null,
     unreachable: null,
   };
   const planned = call.amdUrl === null ? null : verdictAt[callee.kind];
-  const detection = planned
-    ? setTimeout(() => {
-        verdict = planned[0];
-        void post(call.amdUrl, {
-          ...base,
-          AnsweredBy: planned[0],
-          MachineDetectionDuration: String(Math.round(planned[1])),
-        });
-      }, planned[1])
-    : null;
+  let detection: NodeJS.Timeout | null = null;
+  // Detection listens from the moment the media flows, as the callee's audio does.
+  const onEvent = (event: CallEvent) => {
+    if (event.type !== 'stream-started' || planned === null || detection !== null) return;
+    detection = setTimeout(() => {
+      verdict = planned[0];
+      void post(call.amdUrl, {
+        ...base,
+        AnsweredBy: planned[0],
+        MachineDetectionDuration: String(Math.round(planned[1])),
+      });
+    }, planned[1]);
+  };
 
   const audio =
     callee.kind === 'person'
@@ -207,7 +212,7 @@ async function playTwilioCallee(
           ? VOICEMAIL_RECORD_MS
           : callee.answeredMs * scale,
     openTimeoutMs: CALLBACK_TIMEOUT_MS,
-    log: createEventLog(),
+    log: createEventLog(onEvent),
     signal: hangup.signal,
   });
   if (detection) clearTimeout(detection);
