@@ -1,4 +1,5 @@
-// Twilio's REST API as a test double: records each call-update request (TWILIO_API_URL points here).
+// Twilio's REST API as a test double: records each request (TWILIO_API_URL points here); a created
+// call gets a fresh sid, and a call asked about is `in-progress`.
 import { createServer, type Server } from 'node:http';
 
 export interface ApiRequest {
@@ -19,6 +20,7 @@ export interface FakeTwilioApi {
 export async function startFakeTwilioApi(): Promise<FakeTwilioApi> {
   const requests: ApiRequest[] = [];
   const listeners: Array<() => void> = [];
+  let created = 0;
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => {
@@ -32,8 +34,10 @@ export async function startFakeTwilioApi(): Promise<FakeTwilioApi> {
         form: Object.fromEntries(new URLSearchParams(body)),
       });
       for (const l of listeners.splice(0)) l();
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ sid: 'CA0', status: 'in-progress' }));
+      const create = req.method === 'POST' && (req.url ?? '').endsWith('/Calls.json');
+      const sid = create ? `CA${String(++created).padStart(32, '0')}` : 'CA0';
+      res.writeHead(create ? 201 : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ sid, status: create ? 'queued' : 'in-progress' }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

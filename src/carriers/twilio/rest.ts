@@ -140,7 +140,11 @@ export function createTwilioRest(options: TwilioRestOptions): TwilioRest {
       if (typeof call.status !== 'string') {
         throw new CarrierApiError('twilio', 'Twilio read call: response lacks status', { retryable: true });
       }
-      const duration = Number(call.duration);
+      // Twilio gives the duration as a string once the call has ended, null before.
+      const duration =
+        typeof call.duration === 'string' || typeof call.duration === 'number'
+          ? Number(call.duration)
+          : Number.NaN;
       return { status: call.status, durationS: Number.isFinite(duration) ? duration : null };
     },
   };
