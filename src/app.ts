@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { registerCallAdminRoutes } from './admin/calls.js';
 import { registerCampaignAdminRoutes } from './admin/campaigns.js';
 import { registerDncAdminRoutes } from './admin/dnc.js';
+import { registerLiveCallAdminRoutes } from './admin/live-calls.js';
 import { adminApi } from './admin/plugin.js';
 import type { AgentDialer } from './agent/dialer.js';
 import { AdmissionControl } from './call/admission.js';
@@ -23,6 +24,8 @@ import { startPingSweep } from './call/liveness.js';
 import type { ForeignStream, MediaSocketDeps } from './call/media-socket.js';
 import { mediaPath } from './call/media-url.js';
 import { observerRoutes } from './call/observer.js';
+import { PendingStreams } from './call/pending-streams.js';
+import { promptRoutes } from './call/prompt-routes.js';
 import { type PrewarmedAgent, PrewarmPool } from './call/prewarm.js';
 import type { CallRecord } from './call/record.js';
 import { CallRegistry } from './call/registry.js';
@@ -34,15 +37,17 @@ import type { CallPlacer } from './carriers/placer.js';
 import { composeOriginator } from './originator.js';
 import { OutboundReports } from './outbound-reports.js';
 import type { Config } from './config/types.js';
+import { type Fleet, startFleet } from './fleet/index.js';
 import { AGENT_REFUSED_CODE, AgentConnectError, codeForStatus, NotFoundError } from './errors.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http-errors.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import type { AnalysisSubject } from './speech/analysis.js';
-import type { PromptAudio } from './speech/prompts.js';
+import { PromptAudio } from './speech/prompts.js';
 import type { DialerClock } from './outbound/clock.js';
 import type { DialerOptions } from './outbound/dialer.js';
 import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
 import type { Store } from './store/store.js';
+import { ANALYSIS_EVENT_PROVIDER, analysisAnnouncer } from './webhooks/call-events.js';
 import { operatorGatewayNotifier } from './webhooks/notifier.js';
 import { registerWebhookAdminRoutes, type WebhookGateway, webhookGateway } from './webhooks/plugin.js';
 
@@ -53,8 +58,11 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Shown by `GET /`: where calls' agents live (`local` for the built-in agent). */
   agentMode: 'remote' | 'local';
-  /** Post-call analysis (ANALYSIS=on): each saved record is handed to it. */
-  analysis?: { enqueue(record: AnalysisSubject): Promise<void> };
+  /** Post-call analysis (ANALYSIS=on): each saved record is handed to it; each outcome is announced. */
+  analysis?: {
+    enqueue(record: AnalysisSubject): Promise<void>;
+    onAnalysed?(listener: (record: CallRecord) => void): void;
+  };
   /** The fixed prompts a caller hears without an agent (src/speech/prompts.ts). */
   prompts?: PromptAudio;
   /** Places outbound calls for campaigns; absent: campaigns can be prepared but not started. */
@@ -66,8 +74,11 @@ export interface AppDeps {
   carriers?: readonly CarrierAdapter[];
   /** The carriers that place outbound calls; default: those with credentials (src/carriers/index.ts). */
   placers?: readonly CallPlacer[];
-  /** The built-in simulated carrier API, where carriers with no credentials place their calls. */
-  simulatedCarrierApiUrl?: string | null;
+  /**
+   * The built-in simulated carrier API (src/sim/carrier-api/): carriers without credentials place,
+   * answer and end calls there. Listed by `GET /` so `callbridge call` finds it.
+   */
+  simulatedCarrierApi?: string;
   /**
    * Tells the instance that prepared a call, whose stream arrived here instead, to close the agent
    * it pre-warmed for it. Default: nothing (one instance; the agent there expires after its TTL).
@@ -82,11 +93,16 @@ export interface CallbridgeState {
   events: CallEventHub;
   gateway: WebhookGateway;
   prewarm: PrewarmPool<PrewarmedAgent>;
+  /** Calls prepared here whose stream has not arrived: a drain waits for them too. */
+  pending: PendingStreams;
   admission: AdmissionControl;
+  /** What the instances of a deployment share: live calls, relays (one instance: its own). */
+  fleet: Fleet;
   /** Campaigns and their dialer (main.ts starts the dialer once listening). */
   outbound: Outbound;
   draining: boolean;
-  prompts?: PromptAudio;
+  /** The fixed prompts and campaign voicemails as audio (`promptAudio(kind, format, {text})`). */
+  prompts: PromptAudio;
 }
 
 declare module 'fastify' {
@@ -119,9 +135,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });
-  const carriers = deps.carriers ?? buildCarrierAdapters(config, { logger: deps.logger });
+  const carriers =
+    deps.carriers ??
+    buildCarrierAdapters(config, {
+      logger: deps.logger,
+      metrics,
+      claimOnce: (key, ttlMs) => deps.store.claimOnce(key, ttlMs),
+      ...(deps.simulatedCarrierApi !== undefined ? { simulatedApiUrl: deps.simulatedCarrierApi } : {}),
+    });
   const placers =
-    deps.placers ?? buildCallPlacers(config, { simulatedApiUrl: deps.simulatedCarrierApiUrl ?? null });
+    deps.placers ?? buildCallPlacers(config, { simulatedApiUrl: deps.simulatedCarrierApi ?? null });
   const outboundCalls = placers.length > 0 ? composeOriginator(placers, config.streamTokenSecret) : null;
   const outbound = createOutbound({
     config,
@@ -142,6 +165,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.dialerClock ? { clock: deps.dialerClock } : {}),
     ...(deps.dialerOptions ? { dialerOptions: deps.dialerOptions } : {}),
   });
+  // An analysed call reaches the operator gateway like campaign events: same body and signature.
+  deps.analysis?.onAnalysed?.(
+    analysisAnnouncer(
+      operatorGatewayNotifier(ANALYSIS_EVENT_PROVIDER, {
+        url: config.webhooks.operatorGatewayUrl,
+        secret: config.webhooks.operatorGatewaySecret ?? null,
+        timeoutMs: 10_000,
+        logger: deps.logger,
+        now: Date.now,
+      }),
+      deps.logger,
+    ),
+  );
   const state: CallbridgeState = {
     config,
     metrics,
@@ -157,9 +193,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       recoverEveryMs: ADMISSION_RECOVER_EVERY_MS,
       onChange: (limit) => metrics.admissionLimit.set(limit),
     }),
+    pending: new PendingStreams(),
     outbound,
+    // Replaced below, once the registry and event hub it serves exist.
+    fleet: undefined as unknown as Fleet,
     draining: false,
-    ...(deps.prompts ? { prompts: deps.prompts } : {}),
+    // Without a configured renderer the bundled recordings play.
+    prompts:
+      deps.prompts ??
+      new PromptAudio({ config: null, api: null, cacheDir: '', logger: deps.logger, metrics }),
   };
   metrics.admissionLimit.set(config.maxCalls);
   // Every agent 429, whoever dialed, is counted and lowers the admitted concurrency for a while.
@@ -174,6 +216,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       throw err;
     }
   };
+  state.fleet = await startFleet({
+    config,
+    registry: state.registry,
+    events: state.events,
+    prewarm: state.prewarm,
+    pending: state.pending,
+    metrics,
+    logger: deps.logger,
+  });
+  const { fleet } = state;
   app.decorate('callbridge', state);
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
@@ -213,8 +265,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     agent: deps.agentMode,
     carriers: carriers.map((carrier) => carrier.name),
     media: Object.fromEntries(carriers.map((carrier) => [carrier.name, mediaPath(carrier.name)])),
+    ...(deps.simulatedCarrierApi !== undefined ? { simulatedCarrierApi: deps.simulatedCarrierApi } : {}),
     calls: { active: state.registry.size },
     webhooks: await gateway.info(),
+    analysis: deps.analysis ? 'on' : 'off',
   }));
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) =>
@@ -241,6 +295,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     isLive: (callSid) => state.registry.has(callSid),
     logger: deps.logger.child({ component: 'outbound' }),
   });
+  const { prompts } = state;
   const intake = createCallIntake({
     config,
     dial,
@@ -252,6 +307,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     isDraining,
     verdicts,
     onOutboundStatus: (report) => outboundReports.carrierStatus(report),
+    pending: state.pending,
+    storeReachable: fleet.storeReachable,
   });
   const media: MediaSocketDeps = {
     config,
@@ -269,23 +326,28 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         prewarm: state.prewarm,
         admission: state.admission,
         isDraining,
+        storeReachable: fleet.storeReachable,
       }),
-    releaseRemotePrewarm: deps.releaseRemotePrewarm ?? (() => {}),
+    releaseRemotePrewarm: deps.releaseRemotePrewarm ?? fleet.releaseRemotePrewarm,
+    pending: state.pending,
+    prompts: (kind, format, opts) => prompts.promptAudio(kind, format, opts),
     saveRecord: (record: CallRecord) => {
       saveRecord(record);
       outboundReports.callRecorded(record);
     },
   };
   await app.register(carrierRoutes(carriers, intake, media));
+  await app.register(promptRoutes((kind, format) => prompts.promptAudio(kind, format)));
   await app.register(
-    observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: state.events }),
+    observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: fleet.feed }),
   );
   await app.register(gateway.plugin);
   if (config.adminToken) {
     await app.register(
       adminApi(config.adminToken, [
         (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
-        (scope) => registerCallAdminRoutes(scope, { store: deps.store }),
+        (scope) => registerCallAdminRoutes(scope, { store: deps.store, live: fleet.calls }),
+        (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls }),
         (scope) =>
           registerPlaceCallRoutes(scope, {
             profiles: config.profiles,
@@ -306,6 +368,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     outboundReports.close();
     clearInterval(pinger);
     state.prewarm.closeAll();
+    state.pending.clear();
+    await fleet.close();
     await gateway.close();
   });
 

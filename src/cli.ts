@@ -40,6 +40,11 @@ switch (command) {
     break;
   }
   case 'bench': {
+    if (args[0] === 'gateway') {
+      const { gatewayBenchCommand } = await import('./bench/gateway.js');
+      process.exitCode = await gatewayBenchCommand(args.slice(1));
+      break;
+    }
     const { benchCommand } = await import('./bench/command.js');
     process.exitCode = await benchCommand(args);
     break;

@@ -71,21 +71,30 @@ if (!config.twilio.authToken) {
   logger.warn('TWILIO_AUTH_TOKEN is not set: carrier requests are not verified');
 }
 
-// With no carrier account, outbound calls go to the built-in simulated carrier, whose callees
-// answer as its number plan says (src/sim/callee/plan.ts), so a campaign runs on one machine.
+// Carriers without credentials place, answer and end their calls on the built-in simulated carrier
+// API, so every carrier can be tried with no account. Never in production: there a missing key is
+// a configuration error, not a reason to pretend.
+const carriersWithoutApi = [
+  config.twilio.accountSid === null || config.twilio.authToken === null ? 'twilio' : null,
+  config.telnyx.apiKey === null ? 'telnyx' : null,
+  config.plivo.authId === null || config.plivo.authToken === null ? 'plivo' : null,
+  config.vonage.applicationId === null || config.vonage.privateKey === null ? 'vonage' : null,
+  config.exotel.accountSid === null || config.exotel.apiKey === null ? 'exotel' : null,
+].filter((name) => name !== null);
 const simulatedCarrierApi =
-  config.twilio.accountSid && config.twilio.authToken
-    ? null
-    : await startSimulatedCarrierApi({
+  config.nodeEnv !== 'production' && carriersWithoutApi.length > 0
+    ? await startSimulatedCarrierApi({
+        // Its callees answer outbound calls as the number plan says (src/sim/callee/plan.ts).
         onPlaced: simulatedCallee({
           timeScale: 1 / (config.simulatedCalleeSpeedup ?? 1),
           onError: (message) => logger.warn({ component: 'simulated-carrier' }, message),
         }),
-      });
+      })
+    : null;
 if (simulatedCarrierApi) {
   logger.info(
-    { simulatedCarrierApi: simulatedCarrierApi.url },
-    'no carrier credentials: outbound calls go to the built-in simulated carrier',
+    { simulatedCarrierApi: simulatedCarrierApi.url, carriers: carriersWithoutApi },
+    'carriers without credentials use the built-in simulated carrier API',
   );
 }
 
@@ -130,7 +139,7 @@ try {
     dial,
     metrics,
     agentMode: localAgent ? 'local' : 'remote',
-    simulatedCarrierApiUrl: simulatedCarrierApi?.url ?? null,
+    ...(simulatedCarrierApi ? { simulatedCarrierApi: simulatedCarrierApi.url } : {}),
     ...(analysis ? { analysis } : {}),
     prompts,
   });
@@ -154,13 +163,28 @@ closeWithGrace(
   },
   async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an unexpected error');
-    const { registry } = app.callbridge;
+    const { registry, pending } = app.callbridge;
     app.callbridge.draining = true;
-    logger.info({ signal, liveCalls: registry.size, drainTimeoutMs: config.drainTimeoutMs }, 'draining');
-    // Live calls run to their end, up to the drain timeout; then they are ended.
+    logger.info(
+      {
+        signal,
+        liveCalls: registry.size,
+        awaitedStreams: pending.size,
+        drainTimeoutMs: config.drainTimeoutMs,
+      },
+      'draining',
+    );
+    // Live calls run to their end, and streams of webhooks answered here may still arrive (until
+    // their token expires), up to the drain timeout; then calls still up are ended.
+    const settled = async () => {
+      while (registry.size > 0 || pending.size > 0) {
+        await pending.whenNone();
+        await registry.whenIdle();
+      }
+    };
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      registry.whenIdle(),
+      settled(),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, config.drainTimeoutMs);
       }),

@@ -4,13 +4,18 @@
 //       newest first; since/until are ISO 8601 bounds on startedAt (since inclusive, until exclusive);
 //       follow nextCursor until it is null
 //   GET /calls/:callSid                                         → 200 the record; 404 if none
+//   GET /calls?live=true: calls in progress instead (live-calls.ts)
 import type { FastifyInstance } from 'fastify';
 import type { CallRecordQuery } from '../call/record.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
+import type { LiveCalls } from '../call/live-call.js';
 import type { Store } from '../store/store.js';
+import { listLiveCalls, wantsLiveCalls } from './live-calls.js';
 
 export interface CallAdminDeps {
   store: Store;
+  /** Calls in progress, for `?live=true`. */
+  live?: LiveCalls;
 }
 
 const DEFAULT_LIMIT = 50;
@@ -92,6 +97,7 @@ function parseQuery(query: RawQuery): CallRecordQuery {
 
 export function registerCallAdminRoutes(scope: FastifyInstance, deps: CallAdminDeps): void {
   scope.get<{ Querystring: RawQuery }>('/calls', async (request) => {
+    if (deps.live && wantsLiveCalls(request.query)) return listLiveCalls({ calls: deps.live });
     const page = await deps.store.listCallRecords(parseQuery(request.query));
     return { calls: page.calls, nextCursor: page.nextCursor };
   });

@@ -9,8 +9,6 @@ import { parseArgs } from 'node:util';
 import { dialectNames, findDialect } from '../sim/carrier/dialects/index.js';
 import { AGENT_PREWARM, runTarget, type TargetResult } from './run.js';
 
-/** The carrier the baseline relay speaks. */
-const BASELINE_CARRIER = 'twilio';
 import type { LatencySummary } from './samples.js';
 
 export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [--ramp S] [--out FILE]
@@ -18,7 +16,7 @@ export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [
 
   --calls N        concurrent calls (default 100)
   --carrier NAME   the carrier the load plays: ${dialectNames().join(', ')} (default twilio); the
-                   baseline relay speaks Twilio only, so another carrier runs without it
+                   baseline relay speaks it too
   --duration S     measurement window in seconds, with every call up (default 30)
   --ramp S         calls start evenly over this many seconds before the window (default calls/100,
                    at least 1, at most 30)
@@ -83,8 +81,7 @@ export function parseBenchArgs(args: string[]): BenchOptions {
     rampMs: Math.round(rampS * 1000),
     out: values.out ?? null,
     cpuProfDir: values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']),
-    // The bare relay is a Twilio relay: its figures are a floor only for Twilio's load.
-    baseline: !values['no-baseline'] && carrier === BASELINE_CARRIER,
+    baseline: !values['no-baseline'],
   };
 }
 

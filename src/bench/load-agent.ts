@@ -3,11 +3,13 @@
 // checked and timed (frames.ts); and per call it talks as a real agent does: a reply of a couple of
 // seconds sent in bursts five times faster than real time, then it listens, and every third reply
 // the caller interrupts it (`UserStartedSpeaking`), after which nothing more of that reply is sent.
+// Audio is in the format `Settings` declares (the carrier's own), in 20 ms frames of that format.
 import WebSocket, { WebSocketServer } from 'ws';
 import {
   DOWNLINK_MAGIC,
   FLAG_BURST_START,
   FRAME_BYTES,
+  frameBytesOf,
   frameCall,
   frameTemplate,
   setClockOffsetMs,
@@ -16,6 +18,7 @@ import {
   wallNowMs,
   writeFrame,
 } from './frames.js';
+import type { AudioEncoding } from '../audio/format.js';
 import { type AgentCallReport, type AgentReport, onParentMessage, type Plan, toParent } from './ipc.js';
 import { Samples } from './samples.js';
 
@@ -53,6 +56,8 @@ interface CallState {
 interface Connection {
   ws: WebSocket;
   settings: boolean;
+  /** One 20 ms frame of the format `Settings` declared. */
+  frameBytes: number;
   state: CallState | null;
   timer: NodeJS.Timeout | null;
   closed: boolean;
@@ -72,13 +77,14 @@ function sendJson(conn: Connection, message: Record<string, unknown>): void {
 }
 
 function sendBurst(conn: Connection, state: CallState, frames: number): void {
-  const chunk = Buffer.allocUnsafe(frames * FRAME_BYTES);
+  const frameBytes = state.template.length;
+  const chunk = Buffer.allocUnsafe(frames * frameBytes);
   const sentAtMs = wallNowMs();
   for (let i = 0; i < frames; i++) {
     const flags = i === 0 ? FLAG_BURST_START : 0;
     writeFrame(
       chunk,
-      i * FRAME_BYTES,
+      i * frameBytes,
       state.template,
       DOWNLINK_MAGIC,
       state.call,
@@ -162,7 +168,7 @@ function onAudio(conn: Connection, data: Buffer): void {
   conn.receivedAudio = true;
   let state = conn.state;
   if (!state) {
-    const call = frameCall(data, 0, UPLINK_MAGIC);
+    const call = frameCall(data, 0, UPLINK_MAGIC, conn.frameBytes);
     if (call < 0) {
       unattributedBytes += data.length;
       return;
@@ -171,8 +177,8 @@ function onAudio(conn: Connection, data: Buffer): void {
     if (!state) {
       state = {
         call,
-        verifier: new StreamVerifier(UPLINK_MAGIC, call),
-        template: frameTemplate(call),
+        verifier: new StreamVerifier(UPLINK_MAGIC, call, conn.frameBytes),
+        template: frameTemplate(call, conn.frameBytes),
         downSeq: 0,
         downSentBytes: 0,
         bargeInsAtMs: [],
@@ -197,8 +203,19 @@ function onAudio(conn: Connection, data: Buffer): void {
 function onText(conn: Connection, data: Buffer): void {
   let type = 'invalid';
   try {
-    const message = JSON.parse(data.toString('utf8')) as { type?: unknown };
+    const message = JSON.parse(data.toString('utf8')) as {
+      type?: unknown;
+      audio?: { input?: { encoding?: AudioEncoding; sample_rate?: number } };
+    };
     if (typeof message.type === 'string') type = message.type.slice(0, 64);
+    const input = message.audio?.input;
+    if (type === 'Settings' && input?.encoding && input.sample_rate) {
+      conn.frameBytes = frameBytesOf({
+        encoding: input.encoding,
+        sampleRate: input.sample_rate,
+        channels: 1,
+      });
+    }
   } catch {
     // Counted as 'invalid'.
   }
@@ -249,6 +266,7 @@ wss.on('connection', (ws) => {
   const conn: Connection = {
     ws,
     settings: false,
+    frameBytes: FRAME_BYTES,
     state: null,
     timer: null,
     closed: false,

@@ -1,15 +1,17 @@
 // The bench's phone carrier (its own process): N calls placed as the chosen carrier places them
 // (its simulated carrier's dialect: webhook, answer, media framing), started evenly over the ramp.
 // Each announces the call, opens the media stream the answer names, sends the carrier's opening
-// frames, then one 160-byte μ-law frame every 20 ms in real time until the plan's hang-up. One
-// drift-free 1 ms clock drives every call; calls are spread over the 20 slots of a frame period, as
-// independent phones would be, rather than all sending at once. Marks are echoed when the audio
-// before them would have played (a clear echoes them at once).
+// frames, then one 20 ms frame every 20 ms in real time, in the stream's own format (μ-law for
+// Twilio, Telnyx and Plivo, 16-bit PCM at 16 kHz for Vonage, at 8 kHz for Exotel), framed as the
+// carrier frames it, until the plan's hang-up. One drift-free 1 ms clock drives every call; calls
+// are spread over the 20 slots of a frame period, as independent phones would be, rather than all
+// sending at once. Marks are echoed when the audio before them would have played (a clear echoes
+// them at once).
 //
-// The frames verify themselves byte for byte (frames.ts): a carrier whose wire format is μ-law
-// 8 kHz carries them untouched. A carrier streaming another format needs frames written in that
-// format, and a load agent that reads them in it, before its figures mean anything.
+// The frames verify themselves byte for byte (frames.ts): the server takes each carrier's format as
+// the agent does, so they pass untouched, and any byte it changed shows as damage.
 import WebSocket from 'ws';
+import { bytesPerMs } from '../audio/format.js';
 import type { WireFrame } from '../call/carrier-port.js';
 import type { SimServerEvent, SimStream } from '../sim/carrier/dialect.js';
 import { findDialect } from '../sim/carrier/dialects/index.js';
@@ -17,7 +19,7 @@ import { startFrameClock } from '../sim/carrier/frame-clock.js';
 import {
   DOWNLINK_MAGIC,
   FLAG_BURST_START,
-  FRAME_BYTES,
+  frameBytesOf,
   frameTemplate,
   setClockOffsetMs,
   StreamVerifier,
@@ -30,7 +32,6 @@ import { Samples } from './samples.js';
 
 const FRAME_MS = 20;
 const SLOTS = FRAME_MS;
-const BYTES_PER_MS = 8;
 const WEBHOOK_TIMEOUT_MS = 10_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 /** After `stop`, how long the server has to close the stream before the carrier cuts it. */
@@ -45,9 +46,14 @@ interface Call {
   index: number;
   stream: SimStream | null;
   ws: WebSocket | null;
+  /** The call's uplink frame, in the stream's format (set once the answer names it). */
   template: Buffer;
+  /** Bytes per millisecond of the stream's format: how long received audio plays. */
+  bytesPerMs: number;
   upSeq: number;
   upSentBytes: number;
+  /** Frames a batching carrier (Exotel) holds for its next message: not sent yet. */
+  upHeldBytes: number;
   streaming: boolean;
   stopped: boolean;
   closed: Promise<void>;
@@ -77,14 +83,19 @@ function send(call: Call, message: WireFrame): boolean {
 function sendFrame(call: Call): void {
   const sentAtMs = wallNowMs();
   // A fresh buffer per frame: a dialect may hold frames to send them in batches.
-  const frame = Buffer.allocUnsafe(FRAME_BYTES);
+  const frame = Buffer.allocUnsafe(call.template.length);
   writeFrame(frame, 0, call.template, UPLINK_MAGIC, call.index, call.upSeq, sentAtMs, 0);
   let sent = true;
-  for (const message of call.stream!.callerAudio(frame)) sent = send(call, message) && sent;
-  // Only what left counts as sent: a stream the server closed early is a failure, not lost bytes.
+  const messages = call.stream!.callerAudio(frame);
+  for (const message of messages) sent = send(call, message) && sent;
+  // Only what left counts as sent: a stream the server closed early is a failure, not lost bytes,
+  // and frames the carrier batches leave with its next message.
   if (!sent) return;
   call.upSeq++;
-  call.upSentBytes += FRAME_BYTES;
+  call.upHeldBytes += frame.length;
+  if (messages.length === 0) return;
+  call.upSentBytes += call.upHeldBytes;
+  call.upHeldBytes = 0;
 }
 
 function echoMarks(call: Call, nowMs: number): void {
@@ -109,13 +120,13 @@ function onServerFrame(call: Call, data: Buffer, isBinary: boolean, plan: Plan):
 function onServerEvent(call: Call, event: SimServerEvent, nowMs: number, plan: Plan): void {
   switch (event.type) {
     case 'audio': {
-      const audio = event.mulaw;
+      const audio = event.payload;
       call.verifier.push(audio, (_seq, sentAtMs, flags) => {
         if (flags & FLAG_BURST_START && sentAtMs >= plan.windowStartMs && sentAtMs < plan.windowEndMs) {
           downlinkLatency.push(nowMs - sentAtMs);
         }
       });
-      call.playoutEndMs = Math.max(call.playoutEndMs, nowMs) + audio.length / BYTES_PER_MS;
+      call.playoutEndMs = Math.max(call.playoutEndMs, nowMs) + audio.length / call.bytesPerMs;
       return;
     }
     case 'mark':
@@ -180,6 +191,10 @@ async function placeCall(call: Call, serverUrl: string, carrier: string, plan: P
   if (answer.kind === 'declined') throw new Error(`call declined: ${answer.reason}`);
   const { stream } = answer;
   call.stream = stream;
+  const frameBytes = frameBytesOf(stream.format);
+  call.template = frameTemplate(call.index, frameBytes);
+  call.bytesPerMs = bytesPerMs(stream.format);
+  call.verifier = new StreamVerifier(DOWNLINK_MAGIC, call.index, frameBytes);
   const ws = await openStream(stream);
   call.ws = ws;
   let closed!: () => void;
@@ -214,7 +229,9 @@ function hangUp(call: Call): void {
   const ws = call.ws;
   if (!ws || ws.readyState !== WebSocket.OPEN) return;
   const stop = call.stream!.stop();
+  // A carrier with no last frame (Vonage) hangs up by closing the socket itself.
   if (stop !== null) send(call, stop);
+  else ws.close(1000);
   setTimeout(() => {
     if (ws.readyState === WebSocket.CLOSED) return;
     // Frames the server has not read by now are dropped with the socket: the call failed.
@@ -234,8 +251,10 @@ async function run(serverUrl: string, carrier: string, plan: Plan): Promise<Carr
       stream: null,
       ws: null,
       template: frameTemplate(index),
+      bytesPerMs: 8,
       upSeq: 0,
       upSentBytes: 0,
+      upHeldBytes: 0,
       streaming: false,
       stopped: false,
       closed: Promise.resolve(),

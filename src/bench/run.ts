@@ -126,7 +126,7 @@ async function clockOffsetMs(child: BenchChild): Promise<number> {
   return best.offset;
 }
 
-async function waitHealthy(server: BenchChild, url: string): Promise<void> {
+export async function waitHealthy(server: BenchChild, url: string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (!server.running) throw new Error(`the callbridge server exited at start:\n${server.output.trim()}`);

@@ -14,6 +14,9 @@
 // within the same budget; a failure that is not retryable (CALLBRIDGE_AGENT_UNAUTHORIZED: 401/403,
 // other 4xx answers) never, since the same request fails the same way. A redial after a drop
 // follows `RECONNECT_DELAYS_MS` while failures are retryable and stops at the first that is not.
+//
+// An agent that opens but never answers `SettingsApplied` within `SETTINGS_APPLIED_TIMEOUT_MS` is
+// closed and reported lost with `settingsTimedOut`: it cannot carry the call, and the call decides.
 import type { Logger } from 'pino';
 import type {
   AgentClientMessage,
@@ -23,7 +26,7 @@ import type {
 } from '../agent/protocol.js';
 import type { AgentChannel, AgentCloseInfo } from '../agent/session.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { type Clock, sleep } from './clock.js';
+import { type Clock, type ClockTimer, sleep } from './clock.js';
 
 /** Dials one agent session for the call with these settings. */
 export type DialAgent = (settings: SettingsMessage, logger: Logger) => Promise<AgentChannel>;
@@ -34,6 +37,8 @@ export const RECONNECT_DELAYS_MS: readonly number[] = Object.freeze([0, 250, 500
 export const REFUSED_RETRY_BUDGET_MS = 2_500;
 /** Control messages waiting for the agent; a call produces a handful at most. */
 export const MAX_QUEUED_MESSAGES = 32;
+/** From adopting a session to its `SettingsApplied`: past it, the session counts as failed. */
+export const SETTINGS_APPLIED_TIMEOUT_MS = 5_000;
 
 export const LINK_TRANSITIONS = Object.freeze({
   // A pre-warmed session is adopted straight from idle.
@@ -46,6 +51,12 @@ export const LINK_TRANSITIONS = Object.freeze({
 
 export type LinkState = keyof typeof LINK_TRANSITIONS;
 
+/** Why the agent session is gone. */
+export interface LinkLostInfo extends AgentCloseInfo {
+  /** The session opened but never answered `SettingsApplied` in time; the link closed it. */
+  settingsTimedOut?: true;
+}
+
 /** What the link reports to the call. */
 export interface AgentLinkListener {
   /** `SettingsApplied`: the queue has gone out; the agent hears the caller from now on. */
@@ -53,7 +64,7 @@ export interface AgentLinkListener {
   onAudio(chunk: Buffer): void;
   onMessage(message: AgentServerMessage): void;
   /** The agent session ended; whether to redial is the call's decision. */
-  onLost(info: AgentCloseInfo): void;
+  onLost(info: LinkLostInfo): void;
 }
 
 export interface AgentLinkOptions {
@@ -61,12 +72,17 @@ export interface AgentLinkOptions {
   /** Settings for a session that resumes `history` (empty: a new conversation, with the greeting). */
   settings(history: HistoryMessage[]): SettingsMessage;
   clock: Clock;
-  metrics: Pick<Metrics, 'audioDropped' | 'agentMessagesDropped' | 'agentReconnects'>;
+  metrics: Pick<
+    Metrics,
+    'audioDropped' | 'agentMessagesDropped' | 'agentReconnects' | 'agentSettingsTimeouts'
+  >;
   logger: Logger;
   /** Caller audio held while no agent is ready; past it the oldest is dropped and counted. */
   maxQueuedAudioBytes: number;
   /** Jitter source in [0, 1). */
   random?: () => number;
+  /** Default `SETTINGS_APPLIED_TIMEOUT_MS`. */
+  settingsTimeoutMs?: number;
 }
 
 type Queued = { kind: 'audio'; chunk: Buffer } | { kind: 'message'; message: AgentClientMessage };
@@ -105,6 +121,7 @@ export class AgentLink {
   #queue: Queued[] = [];
   #queuedAudioBytes = 0;
   #queuedMessages = 0;
+  #settingsTimer: ClockTimer | null = null;
 
   constructor(opts: AgentLinkOptions, listener: AgentLinkListener) {
     this.#opts = opts;
@@ -220,6 +237,7 @@ export class AgentLink {
   close(): void {
     if (this.#closed()) return;
     this.#move('closed');
+    this.#clearSettingsTimer();
     this.#agent?.close();
     this.#agent = null;
     this.#queue = [];
@@ -261,6 +279,11 @@ export class AgentLink {
     }
     this.#agent = agent;
     this.#move('configuring');
+    // Set before attach: a pre-warmed session that is ready already answers inside attach.
+    this.#settingsTimer = this.#opts.clock.setTimeout(
+      () => this.#settingsTimedOut(agent),
+      this.#opts.settingsTimeoutMs ?? SETTINGS_APPLIED_TIMEOUT_MS,
+    );
     // Audio goes straight to the call; the link sees readiness, messages and the close first.
     agent.attach({
       onReady: () => this.#onReady(agent),
@@ -272,6 +295,7 @@ export class AgentLink {
 
   #onReady(agent: AgentChannel): void {
     if (this.#agent !== agent || this.#state !== 'configuring') return;
+    this.#clearSettingsTimer();
     this.#move('ready');
     if (this.#connectMs === null && agent.settingsAppliedAtMs !== null) {
       this.#connectMs = Math.round(agent.settingsAppliedAtMs - agent.dialStartedAtMs);
@@ -296,9 +320,32 @@ export class AgentLink {
 
   #onClose(agent: AgentChannel, info: AgentCloseInfo): void {
     if (this.#agent !== agent || this.#closed()) return;
+    this.#clearSettingsTimer();
     this.#agent = null;
     this.#move('idle');
     this.#listener.onLost(info);
+  }
+
+  #settingsTimedOut(agent: AgentChannel): void {
+    this.#settingsTimer = null;
+    if (this.#agent !== agent || this.#state !== 'configuring') return;
+    const timeoutMs = this.#opts.settingsTimeoutMs ?? SETTINGS_APPLIED_TIMEOUT_MS;
+    this.#opts.logger.warn({ timeoutMs }, 'agent did not answer SettingsApplied in time');
+    this.#opts.metrics.agentSettingsTimeouts.inc();
+    this.#agent = null;
+    this.#move('idle');
+    agent.close(1000, 'no SettingsApplied');
+    this.#listener.onLost({
+      code: 1006,
+      reason: `no SettingsApplied within ${timeoutMs} ms`,
+      settingsTimedOut: true,
+    });
+  }
+
+  #clearSettingsTimer(): void {
+    if (this.#settingsTimer === null) return;
+    this.#opts.clock.clearTimeout(this.#settingsTimer);
+    this.#settingsTimer = null;
   }
 
   /** Drops the oldest queued entry of `kind`; false when there is none. */

@@ -1,10 +1,12 @@
 // What is kept of one call while it runs: the turns, the function calls, the barge-ins and the
 // latency figures; from them the conversation so far for a redial and, at the end, the record.
 // Assistant turns are cut to what the caller heard, from the downlink's marks (heard-audio.ts).
+import { buildHistory, MAX_HISTORY_RESPONSE_CHARS } from '../agent/history.js';
+import type { LatencyObservation, TurnLatencyKind } from '../agent/latency-report.js';
 import type { HistoryMessage } from '../agent/protocol.js';
 import type { Clock } from './clock.js';
 import type { HeardReply } from './heard-audio.js';
-import type { CallRecord, FunctionCallRecord, TurnRecord } from './record.js';
+import type { AgentTurnLatency, CallRecord, FunctionCallRecord, TurnRecord } from './record.js';
 
 /** The call's identity as the record states it. */
 export interface CallLogInfo {
@@ -27,6 +29,7 @@ export type EndReason =
   | 'agent_error'
   | 'agent_unreachable'
   | 'agent_refused'
+  | 'operator_hangup'
   | 'shutdown'
   /** Outbound: a machine answered and the campaign's voicemail was left after the beep. */
   | 'voicemail_left'
@@ -40,6 +43,17 @@ const FAILED: ReadonlySet<EndReason> = new Set([
   'agent_unreachable',
   'agent_refused',
 ]);
+
+/** Per-turn latency reports kept in a record; a long call's later turns add little. */
+const MAX_LATENCY_REPORTS = 200;
+
+const TURN_LATENCY_FIELDS = Object.freeze({
+  stt: 'sttMs',
+  thinking: 'thinkingMs',
+  thinking_text: 'thinkingTextMs',
+  tts: 'ttsMs',
+  total: 'totalMs',
+} as const satisfies Record<TurnLatencyKind, Exclude<keyof AgentTurnLatency, 'atMs'>>);
 
 export class CallLog {
   readonly startedAt: Date;
@@ -55,6 +69,7 @@ export class CallLog {
   #agentConnectMs: number | null = null;
   readonly #agentReportedMs: number[] = [];
   readonly #perceivedMs: number[] = [];
+  readonly #agentTurns: AgentTurnLatency[] = [];
 
   constructor(info: CallLogInfo, clock: Clock) {
     this.#info = info;
@@ -77,14 +92,22 @@ export class CallLog {
     this.#turns.push({ role, content, interrupted: false, atMs: this.elapsedMs() });
   }
 
-  functionCall(call: Omit<FunctionCallRecord, 'atMs'>): void {
-    this.#functionCalls.push({
+  /**
+   * A function call answered; `atMs` is when it was asked for (default: now). Its id, answer and
+   * `thought_signature` are kept so a redialed agent's History names what already ran.
+   */
+  functionCall(call: Omit<FunctionCallRecord, 'atMs'> & { atMs?: number }): void {
+    const record: FunctionCallRecord = {
       name: call.name.slice(0, 128),
       arguments: call.arguments.slice(0, 4096),
       outcome: call.outcome,
       durationMs: call.durationMs,
-      atMs: this.elapsedMs(),
-    });
+      atMs: call.atMs ?? this.elapsedMs(),
+    };
+    if (call.id !== undefined) record.id = call.id.slice(0, 128);
+    if (call.response !== undefined) record.response = call.response.slice(0, MAX_HISTORY_RESPONSE_CHARS);
+    if (call.thoughtSignature !== undefined) record.thoughtSignature = call.thoughtSignature.slice(0, 8192);
+    this.#functionCalls.push(record);
   }
 
   bargeIn(): void {
@@ -110,11 +133,21 @@ export class CallLog {
     this.#perceivedMs.push(Math.round(waitedMs));
   }
 
-  /** The conversation so far as the caller heard it, for a resumed agent session. */
+  /** The agent's `LatencyReport` for one turn, as read by agent/latency-report.ts. */
+  agentTurnLatency(observations: readonly LatencyObservation[]): void {
+    if (observations.length === 0 || this.#agentTurns.length >= MAX_LATENCY_REPORTS) return;
+    const turn: AgentTurnLatency = { atMs: this.elapsedMs() };
+    for (const { kind, seconds } of observations)
+      turn[TURN_LATENCY_FIELDS[kind]] = Math.round(seconds * 1000);
+    this.#agentTurns.push(turn);
+  }
+
+  /**
+   * The conversation so far as the caller heard it, with the function calls already answered, for
+   * a resumed agent session (docs/protocols/agent.md section 8).
+   */
   history(replies: HeardReply[]): HistoryMessage[] {
-    return this.#heardTurns(replies)
-      .filter((turn) => turn.content.trim() !== '')
-      .map((turn) => ({ type: 'History', role: turn.role, content: turn.content }));
+    return buildHistory(this.#heardTurns(replies), this.#functionCalls);
   }
 
   record(reason: EndReason, replies: HeardReply[], prewarmed: boolean): CallRecord {
@@ -141,6 +174,7 @@ export class CallLog {
         agentConnectMs: this.#agentConnectMs,
         agentReportedMs: [...this.#agentReportedMs],
         perceivedMs: [...this.#perceivedMs],
+        agentTurns: this.#agentTurns.map((turn) => ({ ...turn })),
       },
       prewarmed,
     };

@@ -67,7 +67,7 @@ export interface CarrierControl {
   transfer(callSid: string, target: string): Promise<void>;
 }
 
-export type Admission = 'admitted' | 'draining' | 'at_capacity';
+export type Admission = 'admitted' | 'draining' | 'at_capacity' | 'store_unavailable';
 
 /** A call announced by a carrier webhook, before its media stream arrives. */
 export interface CallAnnouncement {
@@ -109,14 +109,24 @@ export interface PreparedCall {
   profile: string;
 }
 
+/**
+ * The response header in which a carrier's answering route offers `PreparedCall.observerToken`, so a
+ * simulated phone can follow its call's events (`GET /calls/:callSid/events`). Real carriers ignore it.
+ */
+export const OBSERVER_HEADER = 'x-callbridge-observer';
+
 /** What the core offers a carrier's webhook routes. */
 export interface CallIntake {
   /** Whether a new call may be taken now; declined calls never cost an agent session. */
   admit(carrier: string): Admission;
   /** Issues the stream token, routes the profile and pre-warms the agent. */
   prepare(call: CallAnnouncement): PreparedCall;
-  /** What a declined caller hears, and where they may be sent instead. */
-  readonly decline: { message: string; redirectUrl: string | null };
+  /**
+   * What a declined caller hears, and where they may be sent instead. `audioUrl`, when set, is the
+   * rendered decline as a WAV (prompt-routes.ts) for carriers that can play a recording; others
+   * speak `message`.
+   */
+  readonly decline: { message: string; redirectUrl: string | null; audioUrl?: string | null };
   /** Counts a webhook or upgrade refused before any call existed (bad signature, malformed). */
   refused(carrier: string, reason: string): void;
   /** The outbound context a carrier brought back (webhook URL, client state); null if this server did not seal it. */

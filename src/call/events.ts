@@ -10,7 +10,16 @@ export type CallEvent =
 
 type Listener = (event: CallEvent) => void;
 
-export class CallEventHub {
+/** Where observers subscribe to a call's events: this instance's hub, or the fleet's relay. */
+export interface CallEventFeed {
+  subscribe(callSid: string, listener: Listener): () => void;
+  /** Resolves once events of the call reach a listener subscribed just before, wherever it runs. */
+  following?(callSid: string): Promise<void>;
+}
+
+export class CallEventHub implements CallEventFeed {
+  readonly #taps = new Set<(callSid: string, event: CallEvent) => void>();
+
   private readonly listeners = new Map<string, Set<Listener>>();
 
   subscribe(callSid: string, listener: Listener): () => void {
@@ -26,7 +35,14 @@ export class CallEventHub {
     };
   }
 
+  /** Sees every event of every call (the fleet relays them to observers on other instances). */
+  tap(listener: (callSid: string, event: CallEvent) => void): () => void {
+    this.#taps.add(listener);
+    return () => this.#taps.delete(listener);
+  }
+
   publish(callSid: string, event: CallEvent): void {
+    for (const tap of this.#taps) tap(callSid, event);
     const set = this.listeners.get(callSid);
     if (!set) return;
     for (const listener of set) listener(event);

@@ -22,7 +22,9 @@ import type { MachineVerdicts } from './machine-verdicts.js';
 import { mediaUrl } from './media-url.js';
 import { observerToken } from './observer.js';
 import { MAX_SEALED_CONTEXT_CHARS, type OutboundContext, openOutboundContext } from './outbound-context.js';
+import { DECLINE_AUDIO_PATH } from './prompt-routes.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
+import type { PendingStreams } from './pending-streams.js';
 import type { CallRegistry } from './registry.js';
 import { issueStreamToken } from './stream-token.js';
 
@@ -38,6 +40,10 @@ export interface IntakeDeps {
   verdicts: MachineVerdicts;
   /** Where outbound calls' final statuses go (the dialer, for a campaign's attempts). */
   onOutboundStatus(report: OutboundStatusReport): void;
+  /** Calls prepared here whose stream has not arrived: a drain waits for them. */
+  pending?: PendingStreams;
+  /** Whether the shared store answers; while it does not, new calls are declined (default: it does). */
+  storeReachable?(): boolean;
 }
 
 export const DECLINED_MESSAGE =
@@ -50,9 +56,11 @@ export const MAX_CONTEXT_CHARS = MAX_SEALED_CONTEXT_CHARS;
  * whose stream has not arrived yet (they hold a pre-warmed agent).
  */
 export function admitNewCall(
-  deps: Pick<IntakeDeps, 'registry' | 'prewarm' | 'admission' | 'isDraining'>,
+  deps: Pick<IntakeDeps, 'registry' | 'prewarm' | 'admission' | 'isDraining' | 'storeReachable'>,
 ): Admission {
   if (deps.isDraining()) return 'draining';
+  // Without the shared store no stream token can be claimed: the caller is told to call back.
+  if (deps.storeReachable && !deps.storeReachable()) return 'store_unavailable';
   const committed = deps.registry.size + deps.prewarm.size;
   return deps.admission.admits(committed) ? 'admitted' : 'at_capacity';
 }
@@ -132,6 +140,7 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
         config.streamTokenTtlMs,
       );
       prewarm(call, profile, outbound);
+      deps.pending?.expect(prewarmKey(call.carrier, call.callSid), config.streamTokenTtlMs);
       deps.logger.info(
         { carrier: call.carrier, callSid: call.callSid, profile, direction: call.direction },
         'call prepared',
@@ -144,7 +153,16 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       };
     },
 
-    decline: { message: DECLINED_MESSAGE, redirectUrl: config.declineRedirectUrl },
+    // Read when a call is declined: the public URL may be settled after the app is built.
+    get decline() {
+      return {
+        message: DECLINED_MESSAGE,
+        redirectUrl: config.declineRedirectUrl,
+        audioUrl: config.speech?.prompts
+          ? `${config.publicUrl.replace(/\/+$/, '')}${DECLINE_AUDIO_PATH}`
+          : null,
+      };
+    },
 
     refused(carrier: string, reason: string): void {
       metrics.carrierRequestsRejected.inc({ carrier, reason });

@@ -12,9 +12,10 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import type { Admission, CarrierAdapter, LegEvent } from './carrier-port.js';
 import type { CallEventHub } from './events.js';
-import { fallbackAudio } from './fallback-audio.js';
+import { fallbackAudio, type PromptPlayer } from './fallback-audio.js';
 import type { CallLeg } from './leg.js';
 import { trackLiveness } from './liveness.js';
+import type { PendingStreams } from './pending-streams.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
 import type { CallRecord } from './record.js';
 import type { MachineVerdicts } from './machine-verdicts.js';
@@ -22,6 +23,7 @@ import { openOutboundContext } from './outbound-context.js';
 import type { CallRegistry } from './registry.js';
 import { profileWithVariables } from '../agent/placeholders.js';
 import { type CallInfo, CallSession } from './session.js';
+import { playDecline } from './stream-decline.js';
 import { checkStreamToken, type StreamGrant } from './stream-token.js';
 
 /** A stream's call, as the instance that answered its webhook names it. */
@@ -52,6 +54,10 @@ export interface MediaSocketDeps {
    * to close it at once; without one it expires there after its TTL.
    */
   releaseRemotePrewarm(stream: ForeignStream): void;
+  /** Calls prepared here awaiting their stream (a drain waits for them). */
+  pending?: PendingStreams;
+  /** The fixed prompts (rendered, else bundled) a caller hears without an agent. */
+  prompts?: PromptPlayer;
 }
 
 /** WebSocket close codes used on media streams (RFC 6455 section 7.4.1). */
@@ -153,6 +159,38 @@ export function handleMediaSocket(
     if (!alreadyClosing) socket.close(code, reason);
   };
 
+  /**
+   * Declines a stream this instance cannot carry now: the caller hears the decline message, then
+   * the line is hung up. No agent is dialed.
+   */
+  const decline = (start: StartEvent, reason: string) => {
+    phase = 'stopped';
+    verifying = [];
+    metrics.callsDeclined.inc({ carrier, reason });
+    log.warn({ reason }, 'media stream declined');
+    // An agent pre-warmed here for this call will never be used.
+    deps.pending?.settled(prewarmKey(carrier, start.callSid));
+    deps.prewarm.take(prewarmKey(carrier, start.callSid))?.close();
+    const format = start.mediaFormat;
+    const audio = deps.prompts
+      ? deps.prompts('at_capacity', format).catch(() => fallbackAudio(undefined, format))
+      : Promise.resolve(fallbackAudio(undefined, format));
+    void audio
+      .then((message) =>
+        playDecline({
+          audio: message,
+          rules: adapter.downlink(format),
+          format,
+          send: (payload) => {
+            if (socket.readyState !== WebSocket.OPEN) return false;
+            send(codec.audio(payload));
+            return true;
+          },
+        }),
+      )
+      .finally(() => leg.hangup());
+  };
+
   const startTimer = setTimeout(() => {
     if (phase === 'awaiting_start') reject('no_start');
   }, START_TIMEOUT_MS);
@@ -191,6 +229,7 @@ export function handleMediaSocket(
       return undefined;
     }
     metrics.prewarm.inc({ outcome: 'used' });
+    metrics.streamPrewarm.inc({ carrier, outcome: 'used' });
     return prewarmed.ready;
   };
 
@@ -212,6 +251,7 @@ export function handleMediaSocket(
       profile,
       mediaFormat: start.mediaFormat,
       ...(outbound ? { outbound } : {}),
+      ...(outbound?.campaignId ? { campaign: outbound.campaignId } : {}),
     };
     const downlink = adapter.downlink(start.mediaFormat);
     const callDeps = {
@@ -222,7 +262,11 @@ export function handleMediaSocket(
       frameBytes: downlink.frameBytes,
       downlink,
       maxEarlyAudioBytes: MAX_EARLY_AUDIO_BYTES,
-      fallbackAudio: fallbackAudio(profile.fallback.audioFile, start.mediaFormat),
+      // The profile's own recording wins; without one the "unavailable" prompt plays.
+      fallbackAudio: profile.fallback.audioFile
+        ? fallbackAudio(profile.fallback.audioFile, start.mediaFormat)
+        : null,
+      ...(deps.prompts ? { prompts: deps.prompts } : {}),
       onEnded: (ended: CallSession, record: CallRecord) => {
         deps.registry.remove(ended);
         deps.saveRecord({ ...record, instance: config.instanceId, region: config.region });
@@ -234,7 +278,9 @@ export function handleMediaSocket(
     const held = verifying;
     verifying = [];
     const prepared = grant.instance === config.instanceId;
-    void session.start(prepared ? claimPrewarmed(start) : undefined);
+    const prewarmed = prepared ? claimPrewarmed(start) : undefined;
+    if (prepared && prewarmed === undefined) metrics.streamPrewarm.inc({ carrier, outcome: 'none' });
+    void session.start(prewarmed);
     const verdict = deps.verdicts?.take(carrier, start.callSid);
     if (verdict) session.onMachineVerdict(verdict);
     for (const event of held) dispatch(event);
@@ -265,13 +311,14 @@ export function handleMediaSocket(
       first = await deps.store.claimOnce(`stream-token:${grant.nonce}`, config.streamTokenTtlMs);
     } catch (err) {
       log.error({ err: (err as Error).message }, 'store unavailable while admitting a stream');
-      reject('store_unavailable', CLOSE.serverError);
+      decline(start, 'store_unavailable');
       return;
     }
     if (!first) {
       reject('token_replayed');
       return;
     }
+    deps.pending?.settled(prewarmKey(carrier, start.callSid));
     if (phase !== 'verifying') return; // the carrier went away meanwhile
     if (deps.registry.has(start.callSid)) {
       reject('duplicate_call');
@@ -279,12 +326,13 @@ export function handleMediaSocket(
     }
     if (grant.instance !== config.instanceId) {
       // Prepared elsewhere: this instance's own capacity and drain state decide, as for a new call.
+      deps.releaseRemotePrewarm({ instance: grant.instance, carrier, callSid: start.callSid });
+      metrics.streamPrewarm.inc({ carrier, outcome: 'other_instance' });
       const admission = deps.admitCall();
       if (admission !== 'admitted') {
-        reject(admission, CLOSE.tryAgainLater);
+        decline(start, admission);
         return;
       }
-      deps.releaseRemotePrewarm({ instance: grant.instance, carrier, callSid: start.callSid });
     }
     startSession(start, grant);
   };

@@ -28,6 +28,19 @@ export interface FunctionCallRecord {
   thoughtSignature?: string;
 }
 
+/** The agent's own breakdown of one turn's delay (`LatencyReport`), in milliseconds. */
+export interface AgentTurnLatency {
+  /** When the report arrived, since the call started. */
+  atMs: number;
+  sttMs?: number;
+  /** To the language model's first token. */
+  thinkingMs?: number;
+  /** To the language model's whole text. */
+  thinkingTextMs?: number;
+  ttsMs?: number;
+  totalMs?: number;
+}
+
 export interface CallRecord {
   callSid: string;
   streamSid: string;
@@ -55,6 +68,8 @@ export interface CallRecord {
     agentReportedMs: number[];
     /** End of caller speech to the first agent audio frame sent, per reply. */
     perceivedMs: number[];
+    /** The agent's per-turn `LatencyReport`s, when it sends them (absent in older records). */
+    agentTurns?: AgentTurnLatency[];
   };
   prewarmed: boolean;
   /** Post-call analysis (ANALYSIS=on): added once it has an outcome; absent until then or when off. */

@@ -2,16 +2,23 @@
 // the no-orphans checks have one place to look.
 import type { CallSession } from './session.js';
 
+export type RegistryChange = 'added' | 'removed';
+
 export class CallRegistry {
   private readonly calls = new Map<string, CallSession>();
   private idleWaiters: Array<() => void> = [];
+  private readonly watchers = new Set<(change: RegistryChange, session: CallSession) => void>();
 
   add(session: CallSession): void {
     this.calls.set(session.info.callSid, session);
+    this.notify('added', session);
   }
 
   remove(session: CallSession): void {
-    if (this.calls.get(session.info.callSid) === session) this.calls.delete(session.info.callSid);
+    if (this.calls.get(session.info.callSid) === session) {
+      this.calls.delete(session.info.callSid);
+      this.notify('removed', session);
+    }
     if (this.calls.size === 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
@@ -33,6 +40,16 @@ export class CallRegistry {
 
   all(): CallSession[] {
     return [...this.calls.values()];
+  }
+
+  /** Calls `watcher` after each call added or removed (the fleet's live-call directory); returns an unsubscribe. */
+  watch(watcher: (change: RegistryChange, session: CallSession) => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  private notify(change: RegistryChange, session: CallSession): void {
+    for (const watcher of this.watchers) watcher(change, session);
   }
 
   /** Resolves once no call is live. */

@@ -4,13 +4,20 @@
 // endings, and the one path that ends the call and records why.
 import type { Logger } from 'pino';
 import { classifyAgentError } from '../agent/errors.js';
-import type { AgentServerMessage, FunctionCallEntry, HistoryMessage } from '../agent/protocol.js';
-import type { AgentChannel, AgentCloseInfo } from '../agent/session.js';
+import { readLatencyReport } from '../agent/latency-report.js';
+import type {
+  AgentServerMessage,
+  FunctionCallEntry,
+  HistoryMessage,
+  InjectBehavior,
+} from '../agent/protocol.js';
 import { buildSettings } from '../agent/settings.js';
+import type { AgentChannel } from '../agent/session.js';
+import { AgentUpdater } from '../agent/updates.js';
 import { type MediaFormat, silenceByte } from '../audio/format.js';
 import type { AgentProfile } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { AgentLink, type DialAgent } from './agent-link.js';
+import { AgentLink, type DialAgent, type LinkLostInfo } from './agent-link.js';
 import { AmdGate, type GateDecision, type VerdictReport } from './amd-gate.js';
 import { CallLog, type EndReason } from './call-log.js';
 import type { DownlinkRules } from './carrier-port.js';
@@ -18,6 +25,7 @@ import { type Clock, type ClockTimer, realClock } from './clock.js';
 import { Downlink } from './downlink.js';
 import { DtmfCollector, dtmfMessage } from './dtmf.js';
 import type { CallEventHub } from './events.js';
+import type { PromptPlayer } from './fallback-audio.js';
 import { functionLabel, runFunction } from './functions.js';
 import type { CallLeg } from './leg.js';
 import type { OutboundContext } from './outbound-context.js';
@@ -68,8 +76,7 @@ const FALLBACK_SLACK_MS = 3_000;
  * timeouts (Twilio's default is 30 s).
  */
 export const AMD_VERDICT_TIMEOUT_MS = 35_000;
-/** How long the voicemail may take to start and be heard before the call hangs up anyway. */
-const VOICEMAIL_START_MS = 10_000;
+/** How long the voicemail may take to be heard before the call hangs up anyway. */
 const VOICEMAIL_CAP_MS = 90_000;
 
 export interface CallInfo {
@@ -84,6 +91,8 @@ export interface CallInfo {
   mediaFormat: MediaFormat;
   /** Outbound calls: the campaign attempt, the contact's variables, answering-machine detection. */
   outbound?: OutboundContext;
+  /** The campaign an outbound call was placed for, when one placed it. */
+  campaign?: string;
 }
 
 export interface CallDeps {
@@ -96,8 +105,13 @@ export interface CallDeps {
   downlink: DownlinkRules;
   /** Caller audio held while no agent is ready; past it the oldest is dropped and counted. */
   maxEarlyAudioBytes: number;
-  /** Pre-rendered audio in the stream's format, played when no agent can be reached. */
+  /** The profile's own recording in the stream's format, played when no agent can be reached. */
   fallbackAudio: Buffer | null;
+  /**
+   * The fixed prompts a caller hears without an agent (rendered, else bundled): the "unavailable"
+   * message when the profile has no recording of its own, the goodbye of a drain with no agent.
+   */
+  prompts?: PromptPlayer;
   onEnded(session: CallSession, record: CallRecord): void;
   /** Time and timers; the process clock unless a test gives its own. */
   clock?: Clock;
@@ -113,6 +127,9 @@ export class CallSession {
   readonly #deps: CallDeps;
   readonly #clock: Clock;
   readonly #link: AgentLink;
+  readonly #updater: AgentUpdater;
+  /** Settles the wait for an injected goodbye when the agent refuses to say it. */
+  #injectionRefused: (() => void) | null = null;
   readonly #downlink: Downlink;
   readonly #log: CallLog;
   readonly #silence: SilenceMonitor;
@@ -152,7 +169,9 @@ export class CallSession {
     this.#link = new AgentLink(
       {
         dial: deps.dial,
-        settings: (history: HistoryMessage[]) => buildSettings(info.profile, info, info.mediaFormat, history),
+        // A redialed agent gets the voice, model and listener functions switched to mid-call.
+        settings: (history: HistoryMessage[]) =>
+          this.#updater.applyTo(buildSettings(info.profile, info, info.mediaFormat, history)),
         clock,
         metrics: deps.metrics,
         logger: this.logger,
@@ -165,12 +184,19 @@ export class CallSession {
         onLost: (closeInfo) => this.#agentLost(closeInfo),
       },
     );
+    this.#updater = new AgentUpdater((update) => this.#link.send(update), {
+      timers: {
+        setTimeout: (fn, ms) => clock.setTimeout(fn, ms),
+        clearTimeout: (handle) => clock.clearTimeout(handle as ClockTimer),
+      },
+    });
     const { limits, dtmf } = info.profile;
     this.#silence = new SilenceMonitor({
       silencePromptMs: limits.silencePromptMs,
       silenceHangupMs: limits.silenceHangupMs,
       encoding: info.mediaFormat.encoding,
       sampleRate: info.mediaFormat.sampleRate,
+      // The agent's default: refused while the caller speaks, and then no longer needed.
       onPrompt: () => this.#link.send({ type: 'InjectAgentMessage', message: CHECK_IN }),
       onHangup: () => void this.finish('silence_timeout', FAREWELLS.silence_timeout),
       // The monitor dates the end to the last voiced frame, not to when its detector was sure.
@@ -291,12 +317,33 @@ export class CallSession {
   async finish(reason: EndReason, farewell?: string): Promise<void> {
     const wasLive = this.#state === 'live';
     if (!this.#startFinishing(reason)) return;
-    if (farewell && wasLive) {
-      this.#link.send({ type: 'InjectAgentMessage', message: farewell });
-      await this.#downlink.waitForReply('started', REPLY_START_GRACE_MS * 2);
+    let said: 'started' | 'refused' | 'timeout' | 'not_asked' | 'no_agent' = wasLive
+      ? 'not_asked'
+      : 'no_agent';
+    if (farewell && wasLive) said = await this.#sayFarewell(farewell);
+    if (reason === 'shutdown' && (said === 'no_agent' || said === 'refused')) {
+      // No agent to say it (still dialing, redialing, or it declined): the drain's own recording.
+      // The agent has nothing more to do on this call; closed now, it cannot cut the goodbye short.
+      this.#link.close();
+      await this.#playPrompt('drain_goodbye');
     }
     await this.#downlink.lastWordsHeard(FAREWELL_CAP_MS);
     this.end(reason);
+  }
+
+  /** An operator hangs up the call (admin API): at once, no goodbye. */
+  hangup(): void {
+    this.end('operator_hangup');
+  }
+
+  /**
+   * An operator moves the call to `target` (admin API) at once. Throws when the carrier cannot
+   * transfer, a polite end is already under way, or the carrier refused (the call goes on).
+   */
+  async transfer(target: string): Promise<void> {
+    if (!this.#leg.canTransfer) throw new Error('this carrier has no call-control API configured');
+    if (!this.#startFinishing('transferred')) throw new Error('the call is already ending');
+    await this.#transfer(target);
   }
 
   /** The one way a call ends. Idempotent: the first reason wins. */
@@ -306,6 +353,7 @@ export class CallSession {
     this.#endReason = reason;
     this.#stopGateTimer();
     this.#gate?.close();
+    this.#updater.close();
     this.#link.close();
     if (reason === 'transferred') this.#leg.closeStream();
     else if (!CARRIER_ENDED.has(reason)) this.#leg.hangup();
@@ -382,8 +430,11 @@ export class CallSession {
       this.end('machine');
       return;
     }
-    this.#link.send({ type: 'InjectAgentMessage', message: text });
-    await this.#downlink.waitForReply('started', VOICEMAIL_START_MS);
+    if ((await this.#sayFarewell(text)) === 'refused') {
+      this.logger.warn('the agent refused to speak the voicemail: hanging up');
+      this.end('machine');
+      return;
+    }
     await this.#downlink.lastWordsHeard(VOICEMAIL_CAP_MS);
     this.end('voicemail_left');
   }
@@ -451,6 +502,8 @@ export class CallSession {
   }
 
   #agentMessage(message: AgentServerMessage): void {
+    // `SpeakUpdated`, `ThinkUpdated`, `ListenUpdated`: a function's update took effect.
+    if (this.#updater.onMessage(message)) return;
     switch (message.type) {
       case 'UserStartedSpeaking':
         this.#bargeIn();
@@ -475,6 +528,17 @@ export class CallSession {
         else this.#gated(text);
         break;
       }
+      case 'LatencyReport':
+        // The metric is observed by the agent session; the call keeps the figures in its record.
+        this.#log.agentTurnLatency(readLatencyReport(message as unknown as Record<string, unknown>));
+        break;
+      case 'InjectionRefused':
+        this.logger.info(
+          { reason: String(message.message ?? '').slice(0, 200) },
+          'agent refused an injected message',
+        );
+        this.#injectionRefused?.();
+        break;
       case 'FunctionCallRequest':
         for (const entry of Array.isArray(message.functions) ? message.functions : []) {
           if (entry?.client_side) void this.#answerFunction(entry);
@@ -498,11 +562,16 @@ export class CallSession {
     }
   }
 
-  #agentLost(info: AgentCloseInfo): void {
+  #agentLost(info: LinkLostInfo): void {
     if (this.isEnding) return;
     if (this.#state === 'finishing') {
       // The goodbye was under way; nothing more will be said.
       this.end(this.#finishingReason ?? 'agent_closed');
+      return;
+    }
+    if (info.settingsTimedOut) {
+      // An agent that never acknowledged its Settings cannot carry the call: the fallback.
+      void this.#agentUnavailable(null, 'agent_unreachable');
       return;
     }
     // In-session errors: the agent's `Error` code says whether a new session could do better.
@@ -518,7 +587,7 @@ export class CallSession {
    * The agent dropped mid-call: dial again at once, with the conversation so far as the caller
    * heard it and no second greeting; the link holds the caller's audio meanwhile.
    */
-  async #reconnect(info: AgentCloseInfo): Promise<void> {
+  async #reconnect(info: LinkLostInfo): Promise<void> {
     if (this.#state !== 'reconnecting') this.#move('reconnecting');
     this.logger.warn({ code: info.code, reason: info.reason }, 'agent connection lost, reconnecting');
     this.#downlink.reset();
@@ -543,12 +612,50 @@ export class CallSession {
         this.logger.error({ err: (transferErr as Error).message }, 'fallback transfer failed');
       }
     }
-    const audio = this.#deps.fallbackAudio;
-    if (audio && !this.isEnding) {
-      this.#downlink.play(audio);
-      await this.#downlink.untilHeard(this.#downlink.pendingMs() + FALLBACK_SLACK_MS);
-    }
+    if (this.#deps.fallbackAudio) await this.#playAudio(this.#deps.fallbackAudio);
+    else await this.#playPrompt('unavailable');
     this.end(why);
+  }
+
+  /** Plays a fixed prompt (rendered, else bundled) and waits until it has been heard, bounded. */
+  async #playPrompt(kind: 'unavailable' | 'drain_goodbye'): Promise<void> {
+    let audio: Buffer | null = null;
+    try {
+      audio = (await this.#deps.prompts?.(kind, this.info.mediaFormat)) ?? null;
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message, prompt: kind }, 'no audio for a prompt');
+    }
+    if (audio) await this.#playAudio(audio);
+  }
+
+  async #playAudio(audio: Buffer): Promise<void> {
+    if (this.isEnding) return;
+    this.#downlink.play(audio);
+    await this.#downlink.untilHeard(this.#downlink.pendingMs() + FALLBACK_SLACK_MS);
+  }
+
+  /**
+   * Asks the agent to say `farewell` (docs/protocols/agent.md section 10: `queue`, so it neither
+   * cuts its own reply short nor is refused while the caller speaks). An agent may still decline
+   * it with `InjectionRefused`, which ends the wait at once.
+   */
+  async #sayFarewell(farewell: string): Promise<'started' | 'refused' | 'timeout'> {
+    const refused = new Promise<'refused'>((resolve) => {
+      this.#injectionRefused = () => resolve('refused');
+    });
+    this.#inject(farewell, 'queue');
+    const said = await Promise.race([
+      this.#downlink
+        .waitForReply('started', REPLY_START_GRACE_MS * 2)
+        .then((started): 'started' | 'timeout' => (started ? 'started' : 'timeout')),
+      refused,
+    ]);
+    this.#injectionRefused = null;
+    return said;
+  }
+
+  #inject(message: string, behavior: InjectBehavior): void {
+    this.#link.send({ type: 'InjectAgentMessage', message, behavior });
   }
 
   #conversationText(role: string, content: string): void {
@@ -573,6 +680,7 @@ export class CallSession {
 
   async #answerFunction(entry: FunctionCallEntry): Promise<void> {
     const { profile } = this.info;
+    const askedAtMs = this.#log.elapsedMs();
     const result = await runFunction(entry, {
       callSid: this.info.callSid,
       from: this.info.from,
@@ -584,6 +692,12 @@ export class CallSession {
       transfer: (target) => void this.#transferAfterReply(target),
     });
     const { metrics } = this.#deps;
+    // Updates go first, each awaited (bounded), so the reply that follows has the new voice.
+    for (const update of result.updates ?? []) {
+      const outcome = await this.#updater.request(update);
+      metrics.agentUpdates.inc({ type: update.type, outcome });
+      this.logger.info({ update: update.type, outcome, function: entry.name }, 'agent updated by a function');
+    }
     const label = functionLabel(entry.name, profile);
     metrics.functionCalls.inc({ function: label, outcome: result.outcome });
     metrics.functionDuration.observe({ function: label, outcome: result.outcome }, result.durationMs / 1000);
@@ -592,6 +706,10 @@ export class CallSession {
       arguments: String(entry.arguments ?? ''),
       outcome: result.outcome,
       durationMs: result.durationMs,
+      atMs: askedAtMs,
+      response: result.content,
+      ...(typeof entry.id === 'string' ? { id: entry.id } : {}),
+      ...(typeof entry.thought_signature === 'string' ? { thoughtSignature: entry.thought_signature } : {}),
     });
     this.#deps.events.publish(this.info.callSid, {
       type: 'function',
@@ -617,16 +735,22 @@ export class CallSession {
     if (!this.#startFinishing('transferred')) return;
     await this.#lastReplyHeard();
     if (this.isEnding) return;
+    await this.#transfer(target).catch(() => {});
+  }
+
+  /** Moves the call to `target`; a failed transfer hands the call back to the agent and rethrows. */
+  async #transfer(target: string): Promise<void> {
     try {
       await this.#leg.transfer(target);
       this.logger.info({ target }, 'call transferred');
       this.end('transferred');
     } catch (err) {
       this.logger.error({ err: (err as Error).message, target }, 'transfer failed');
-      if (this.isEnding) return;
+      if (this.isEnding) throw err;
       this.#finishingReason = null;
       this.#move('live');
-      this.#link.send({ type: 'InjectAgentMessage', message: TRANSFER_FAILED });
+      this.#inject(TRANSFER_FAILED, 'queue');
+      throw err;
     }
   }
 

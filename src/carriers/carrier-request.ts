@@ -1,7 +1,7 @@
 // One HTTP request to a carrier's REST API, bounded by a timeout that also covers the body. A
 // request that got no answer is a retryable CarrierApiError; an answer of any status is returned
 // for the client to judge (an already-ended call is not an error, say).
-import { CarrierApiError } from './carrier-api-error.js';
+import { CarrierApiError } from '../errors.js';
 
 export interface CarrierRequest {
   carrier: string;
@@ -39,8 +39,7 @@ export async function carrierRequest(req: CarrierRequest): Promise<CarrierRespon
     text = await response.text();
   } catch (err) {
     const reason = signal.aborted ? `timed out after ${req.timeoutMs} ms` : 'network error';
-    throw new CarrierApiError(`${req.carrier} ${req.operation}: ${reason}`, {
-      carrier: req.carrier,
+    throw new CarrierApiError(req.carrier, `${req.carrier} ${req.operation}: ${reason}`, {
       retryable: true,
       cause: err,
     });

@@ -1,5 +1,6 @@
 // Small readers shared by the carriers' JSON codecs. Every reader is strict about types and bounds
 // what it accepts; none of them puts frame content into an error.
+import { CarrierFrameError } from '../errors.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -94,4 +95,57 @@ export function swapBytePairs(bytes: Buffer): Buffer {
 /** An unknown event's name as it may be logged and counted: short and plain, else `unknown`. */
 export function eventName(event: string): string {
   return /^[A-Za-z0-9_.:-]{1,32}$/.test(event) ? event : 'unknown';
+}
+
+/**
+ * One carrier's frame readers: each failure is a CarrierFrameError whose message starts with the
+ * carrier's name and names the event and field, never the frame's content.
+ */
+export interface FrameReader {
+  fail(message: string): never;
+  /** A JSON object frame and its `event` name. */
+  jsonEvent(text: string): { frame: JsonObject; event: string };
+  objectField(frame: JsonObject, key: string, event: string): JsonObject;
+  /** A string field, at most `maxChars` long when given. */
+  stringField(obj: JsonObject, key: string, event: string, maxChars?: number): string;
+  /** A base64 media payload, strictly decoded. */
+  payload(base64: string, event?: string): Buffer;
+}
+
+export function frameReader(carrier: string): FrameReader {
+  const fail = (message: string): never => {
+    throw new CarrierFrameError(`${carrier} ${message}`);
+  };
+  return {
+    fail,
+    jsonEvent(text) {
+      let frame: unknown;
+      try {
+        frame = JSON.parse(text);
+      } catch {
+        fail('frame: invalid JSON');
+      }
+      if (!isObject(frame)) return fail('frame: not a JSON object');
+      const event = frame.event;
+      if (typeof event !== 'string') return fail('frame: event must be a string');
+      return { frame, event };
+    },
+    objectField(frame, key, event) {
+      const value = frame[key];
+      if (!isObject(value)) return fail(`${event}: ${key} must be an object`);
+      return value;
+    },
+    stringField(obj, key, event, maxChars) {
+      const value = obj[key];
+      if (typeof value !== 'string') return fail(`${event}: ${key} must be a string`);
+      if (maxChars !== undefined && value.length > maxChars)
+        fail(`${event}: ${key} is longer than ${maxChars} characters`);
+      return value;
+    },
+    payload(base64, event = 'media') {
+      const bytes = decodeBase64Strict(base64);
+      if (bytes === undefined) return fail(`${event}: payload is not valid base64`);
+      return bytes;
+    },
+  };
 }

@@ -56,13 +56,16 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
   const twilio = readTwilio(env, nodeEnv);
   const vonage = readVonage(env, nodeEnv, cwd);
   const exotel = readExotel(env, nodeEnv);
-  const streamTokenSecret =
-    envString(env, 'STREAM_TOKEN_SECRET') ?? deriveStreamTokenSecret(twilio.authToken);
   const streamTokenTtlMs = envInt(env, 'STREAM_TOKEN_TTL_MS', { fallback: 30_000, min: 1, max: 86_400_000 });
   const webhooks = readWebhooks(env, cwd);
   const trustProxy = readTrustProxy(env);
   const telnyx = readTelnyx(env, nodeEnv);
   const plivo = readPlivo(env, nodeEnv);
+  const streamTokenSecret =
+    envString(env, 'STREAM_TOKEN_SECRET') ??
+    deriveStreamTokenSecret(
+      twilio.authToken ?? telnyx.apiKey ?? plivo.authToken ?? vonage.signatureSecrets[0] ?? exotel.apiToken,
+    );
   const adminToken = envString(env, 'ADMIN_TOKEN') ?? null;
   if (adminToken !== null && adminToken.length < 16) {
     throw envError('ADMIN_TOKEN', 'must be at least 16 characters');
@@ -153,8 +156,9 @@ function readTwilio(env: Env, nodeEnv: string): Config['twilio'] {
 
 /**
  * Instances behind one number must accept each other's stream tokens, so without an explicit key
- * they derive the same one from the carrier token they already share. With neither, a random key
- * suits a single process.
+ * they derive the same one from a carrier secret they already share (Twilio's auth token first, then
+ * Telnyx's API key, Plivo's auth token, Vonage's signature secret, Exotel's API token). With none, a
+ * random key suits a single process.
  */
 export function deriveStreamTokenSecret(authToken: string | null): string {
   if (authToken === null) return randomBytes(32).toString('hex');

@@ -186,6 +186,14 @@ export function createMetrics(region: string) {
       labelNames: ['outcome'],
       registers: r,
     }),
+    streamPrewarm: new Counter({
+      name: 'callbridge_stream_prewarm_total',
+      help:
+        'Media streams by whether they met the agent pre-warmed for them: used (here), other_instance ' +
+        '(prepared elsewhere, dialed afresh), none (nothing waited). Pre-warm hit rate: used / all.',
+      labelNames: ['carrier', 'outcome'],
+      registers: r,
+    }),
     functionCalls: new Counter({
       name: 'callbridge_function_calls_total',
       help: 'Client-side function calls, by function (from the profile) and outcome.',
@@ -211,7 +219,7 @@ export function createMetrics(region: string) {
     }),
     callsDeclined: new Counter({
       name: 'callbridge_calls_declined_total',
-      help: 'Calls declined at the voice webhook, by reason.',
+      help: 'Calls declined at the voice webhook or at their media stream, by reason.',
       labelNames: ['carrier', 'reason'],
       registers: r,
     }),
@@ -269,6 +277,17 @@ export function createMetrics(region: string) {
       registers: r,
     }),
 
+    agentUpdates: new Counter({
+      name: 'callbridge_agent_updates_total',
+      help: "Mid-call agent updates asked for by a profile's function, by type and outcome (applied, timeout, closed).",
+      labelNames: ['type', 'outcome'],
+      registers: r,
+    }),
+    agentSettingsTimeouts: new Counter({
+      name: 'callbridge_agent_settings_timeouts_total',
+      help: 'Agent sessions closed because SettingsApplied did not come in time (the call gets its fallback).',
+      registers: r,
+    }),
     agentTurnLatency: new Histogram({
       name: 'callbridge_agent_turn_latency_seconds',
       help: "The agent's per-turn delay breakdown from LatencyReport, by kind (stt, thinking, thinking_text, tts, total).",

@@ -1,13 +1,29 @@
 // The results CSV: one row per contact with its phone, its variables, the attempts made, its state
-// and final outcome, the last call's duration and who answered it, the call summary and a note.
-// Written page by page, so a campaign of any size streams in bounded memory.
+// and final outcome, the last call's duration and who answered it, the call summary and a note,
+// then the last call's post-call analysis (sentiment, topics, intents and its outcome, read from the
+// call's record: analysis lands after the call, so an export made later has more of it). Written
+// page by page, so a campaign of any size streams in bounded memory.
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
+import type { CallRecord } from '../call/record.js';
+import { formatAnalysis } from '../speech/analysis-result.js';
 import type { Store } from '../store/store.js';
 import type { ContactRecord } from './records.js';
 
 const PAGE = 500;
-const FIXED = ['attempts', 'state', 'outcome', 'duration_seconds', 'answered_by', 'summary', 'note'];
+const FIXED = [
+  'attempts',
+  'state',
+  'outcome',
+  'duration_seconds',
+  'answered_by',
+  'summary',
+  'note',
+  'sentiment',
+  'topics',
+  'intents',
+  'analysis',
+];
 
 /**
  * A cell a spreadsheet would run as a formula (=, @, or + and - before a non-number) is prefixed
@@ -26,8 +42,9 @@ async function* contactPages(store: Store, campaignId: string): AsyncGenerator<C
   } while (cursor);
 }
 
-function row(contact: ContactRecord, variables: readonly string[]): string[] {
+function row(contact: ContactRecord, variables: readonly string[], record: CallRecord | null): string[] {
   const last = contact.attempts.at(-1);
+  const analysis = formatAnalysis(record?.analysis);
   return [
     contact.phone,
     ...variables.map((name) => safeCell(contact.variables[name] ?? '')),
@@ -36,9 +53,21 @@ function row(contact: ContactRecord, variables: readonly string[]): string[] {
     contact.outcome ?? '',
     last?.durationMs == null ? '' : String(Math.round(last.durationMs / 1000)),
     last?.answeredBy ?? '',
-    safeCell(last?.summary ?? ''),
+    safeCell(last?.summary ?? analysis.summary),
     safeCell(contact.note ?? ''),
+    safeCell(analysis.sentiment),
+    safeCell(analysis.topics),
+    safeCell(analysis.intents),
+    analysis.analysis,
   ];
+}
+
+/** The record of the contact's last call, for its analysis; null when there is none (yet). */
+async function lastCallRecord(store: Store, contact: ContactRecord): Promise<CallRecord | null> {
+  const callSid = contact.attempts.at(-1)?.callSid;
+  if (!callSid) return null;
+  // An export still has its other columns when the records cannot be read.
+  return store.getCallRecord(callSid).catch(() => null);
 }
 
 /** The results as CSV text, streamed: a first pass finds the variable columns, a second writes rows. */
@@ -58,7 +87,8 @@ export function resultsCsv(store: Store, campaignId: string): Readable {
     }
     yield stringify([['phone', ...variables.map(safeCell), ...FIXED]]);
     for await (const page of contactPages(store, campaignId)) {
-      yield stringify(page.map((contact) => row(contact, variables)));
+      const records = await Promise.all(page.map((contact) => lastCallRecord(store, contact)));
+      yield stringify(page.map((contact, i) => row(contact, variables, records[i] ?? null)));
     }
   }
   return Readable.from(lines());

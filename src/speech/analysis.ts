@@ -51,6 +51,9 @@ export interface AnalysisSubject {
   turns: readonly DialogueTurn[];
 }
 
+/** A call's record as the store keeps it. */
+type StoredCallRecord = NonNullable<Awaited<ReturnType<CallRecords['getCallRecord']>>>;
+
 export interface AnalysisTimers {
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
@@ -89,6 +92,7 @@ export class AnalysisService {
   #timer: unknown = null;
   #current: Promise<unknown> | null = null;
   #abort = new AbortController();
+  readonly #listeners: Array<(record: StoredCallRecord) => void> = [];
 
   constructor(deps: AnalysisDeps) {
     this.#deps = deps;
@@ -121,6 +125,14 @@ export class AnalysisService {
     } catch (err) {
       this.#deps.logger.error({ err: (err as Error).message, callSid }, 'could not queue the call analysis');
     }
+  }
+
+  /**
+   * Calls `listener` with each record once its analysis is written (ok, skipped or failed), for
+   * the event the operator gateway receives. A listener that throws is logged, never fatal.
+   */
+  onAnalysed(listener: (record: StoredCallRecord) => void): void {
+    this.#listeners.push(listener);
   }
 
   /** Starts the worker loop; it runs until `stop`. */
@@ -215,10 +227,18 @@ export class AnalysisService {
     const record = await this.#deps.store.getCallRecord(callSid);
     // Past its retention (or never saved): nothing to add the analysis to.
     if (!record) return;
-    await this.#deps.store.saveCallRecord({
+    const analysed: StoredCallRecord = {
       ...record,
       analysis: { ...analysis, at: new Date(this.#now()).toISOString() },
-    });
+    };
+    await this.#deps.store.saveCallRecord(analysed);
+    for (const listener of this.#listeners) {
+      try {
+        listener(analysed);
+      } catch (err) {
+        this.#deps.logger.error({ err: (err as Error).message, callSid }, 'analysis listener failed');
+      }
+    }
   }
 
   #count(outcome: AnalysisOutcome): void {

@@ -409,7 +409,7 @@ describe('the lifecycle', () => {
 });
 
 describe('GET /v1/campaigns/:id/results.csv', () => {
-  it('has one row per contact with its variables, attempts, outcome, duration, answerer and summary', async () => {
+  it('has one row per contact with its variables, attempts, outcome, duration, answerer, summary and analysis', async () => {
     const id = await createCampaign({ pacing: { callsPerSecond: 50, maxConcurrent: 10 } });
     await call('POST', `/v1/campaigns/${id}/contacts`, {
       body: 'phone,first_name,note\n+12125550100,Ada,=1+1\n+12125550175,Alan,\nnot-a-number,Bad,\n',
@@ -419,6 +419,39 @@ describe('GET /v1/campaigns/:id/results.csv', () => {
       async () => (await call('GET', `/v1/campaigns/${id}`)).body.state === 'completed',
       'completion',
     );
+    // The first contact's call has been analysed since (the analysis lands in its record).
+    const contacts = (await call('GET', `/v1/campaigns/${id}/contacts`)).body as {
+      contacts: Array<{ phone: string; attempts: Array<{ callSid: string | null }> }>;
+    };
+    const analysedSid = contacts.contacts.find((c) => c.phone === '+12125550100')!.attempts[0]!.callSid!;
+    await server.store.saveCallRecord({
+      callSid: analysedSid,
+      streamSid: 'MZ1',
+      carrier: 'twilio',
+      direction: 'outbound',
+      from: '+15550100',
+      to: '+12125550100',
+      profile: 'default',
+      startedAt: new Date().toISOString(),
+      endedAt: new Date().toISOString(),
+      durationMs: 20_000,
+      endReason: 'end_call',
+      outcome: 'completed',
+      bargeIns: 0,
+      turns: [],
+      functionCalls: [],
+      latency: { firstAudioMs: null, agentConnectMs: null, agentReportedMs: [], perceivedMs: [] },
+      prewarmed: false,
+      analysis: {
+        outcome: 'ok',
+        summary: 'The caller renewed.',
+        sentiment: 'positive',
+        topics: ['renewal', 'pricing'],
+        intents: ['=renew'],
+        attempts: 1,
+        at: new Date().toISOString(),
+      },
+    });
     const answer = await fetch(`${server.baseUrl}/v1/campaigns/${id}/results.csv`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
@@ -426,10 +459,10 @@ describe('GET /v1/campaigns/:id/results.csv', () => {
     expect(answer.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(answer.headers.get('content-disposition')).toBe(`attachment; filename="results-${id}.csv"`);
     expect((await answer.text()).split('\n')).toEqual([
-      'phone,first_name,note,attempts,state,outcome,duration_seconds,answered_by,summary,note',
-      "+12125550100,Ada,'=1+1,1,done,completed,20,human,spoke with the person callee,",
-      '+12125550175,Alan,,1,done,busy,0,,,',
-      'not-a-number,Bad,,0,done,invalid,,,,phone is not in E.164 (+ and the country code); add a country column',
+      'phone,first_name,note,attempts,state,outcome,duration_seconds,answered_by,summary,note,sentiment,topics,intents,analysis',
+      "+12125550100,Ada,'=1+1,1,done,completed,20,human,spoke with the person callee,,positive,renewal; pricing,'=renew,ok",
+      '+12125550175,Alan,,1,done,busy,0,,,,,,,',
+      'not-a-number,Bad,,0,done,invalid,,,,phone is not in E.164 (+ and the country code); add a country column,,,,',
       '',
     ]);
   });

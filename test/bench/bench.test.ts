@@ -90,6 +90,30 @@ describe('callbridge bench', () => {
     expect(result.traffic.marksEchoed).toBeGreaterThan(0);
   }, 120_000);
 
+  // Each carrier's own format and framing: μ-law JSON (Telnyx, Plivo), binary 16-bit PCM at 16 kHz
+  // (Vonage), 16-bit PCM at 8 kHz in 100 ms chunks (Exotel). Every byte must arrive intact.
+  it.each(['telnyx', 'plivo', 'vonage', 'exotel'])(
+    'runs a tiny load as %s speaks, byte for byte',
+    async (carrier) => {
+      const out = join(dir, `bench-${carrier}.json`);
+      const run = await cli(
+        ['bench', '--carrier', carrier, '--calls', '3', '--duration', '2', '--ramp', '1', '--out', out],
+        110_000,
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const result = JSON.parse(readFileSync(out, 'utf8'));
+      expect(result).toMatchObject({ carrier, calls: 3, ...figures, completedCalls: 3 });
+      const { traffic } = result;
+      expect(traffic.uplinkSentBytes).toBeGreaterThan(0);
+      expect(traffic.uplinkReceivedBytes).toBe(traffic.uplinkSentBytes);
+      expect(traffic.downlinkSentBytes).toBeGreaterThan(0);
+      expect(traffic.downlinkReceivedBytes).toBe(traffic.downlinkSentBytes);
+      expect(traffic.clears).toBe(traffic.bargeIns);
+      expect(traffic.marksEchoed).toBeGreaterThan(0);
+    },
+    120_000,
+  );
+
   it('refuses a bad option with exit code 2 and the usage', async () => {
     const run = await cli(['bench', '--calls', '0'], 10_000);
     expect(run.code).toBe(2);

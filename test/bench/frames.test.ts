@@ -22,6 +22,21 @@ function frames(call: number, seqs: number[], magic = UPLINK_MAGIC): Buffer {
 }
 
 describe('StreamVerifier', () => {
+  it('checks frames of any format: 640 bytes of 16-bit PCM at 16 kHz', () => {
+    const frameBytes = 640;
+    const template = frameTemplate(3, frameBytes);
+    const out = Buffer.alloc(3 * frameBytes);
+    for (const seq of [0, 1, 2]) writeFrame(out, seq * frameBytes, template, DOWNLINK_MAGIC, 3, seq, 1000, 0);
+    // One byte changed in the second frame's filler: that frame is damage, the others count.
+    out.writeUInt8(out.readUInt8(frameBytes + 300) ^ 0xff, frameBytes + 300);
+    const verifier = new StreamVerifier(DOWNLINK_MAGIC, 3, frameBytes);
+    const seen: number[] = [];
+    verifier.push(out, (seq) => seen.push(seq));
+    expect(seen).toEqual([0, 2]);
+    expect(verifier.tally.inOrderBytes).toBe(2 * frameBytes);
+    expect(verifier.tally.corruptBytes).toBe(frameBytes);
+  });
+
   it('accepts a stream split and joined at any byte, in order', () => {
     const verifier = new StreamVerifier(UPLINK_MAGIC, 7);
     const all = frames(7, [0, 1, 2, 3, 4]);

@@ -6,7 +6,11 @@ import twilio from 'twilio';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeConfigDir } from '../helpers/config-dir.js';
 import { type AgentConnection, type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
-import { type FakeTwilioApi, startFakeTwilioApi } from '../helpers/fake-twilio-api.js';
+import {
+  type FakeApiRequest,
+  type FakeCarrierApi,
+  startFakeCarrierApi,
+} from '../helpers/fake-carrier-api.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import {
   type CarrierStreamClient,
@@ -21,7 +25,9 @@ const ACCOUNT_SID = `AC${'c'.repeat(32)}`;
 const FUNCTION_SECRET = 'function-secret-for-tests';
 
 let agent: FakeAgent;
-let api: FakeTwilioApi;
+let api: FakeCarrierApi;
+/** A call update's form parameters, as Twilio reads them. */
+const form = (request: FakeApiRequest) => Object.fromEntries(new URLSearchParams(request.body));
 let server: TestServer;
 let hook: Server | null = null;
 let hookUrl = '';
@@ -69,7 +75,7 @@ async function start(profileOverrides: Record<string, unknown> = {}, env: Record
 
 beforeEach(async () => {
   agent = await startFakeAgent();
-  api = await startFakeTwilioApi();
+  api = await startFakeCarrierApi(() => ({ status: 200, body: { sid: 'CA0', status: 'in-progress' } }));
   hookRequests.length = 0;
   hookDelayMs = 0;
   hook = createServer((req, res) => {
@@ -163,7 +169,7 @@ describe('end_call', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(api.requests).toHaveLength(0);
     for (const name of marksSent(carrier)) echo(carrier, name);
-    const hangup = await api.waitFor((r) => r.form.Status === 'completed');
+    const hangup = await api.waitFor((r) => form(r).Status === 'completed');
     expect(hangup.path).toBe(`/2010-04-01/Accounts/${ACCOUNT_SID}/Calls/${callSid}.json`);
     expect(hangup.authorization).toBe(
       `Basic ${Buffer.from(`${ACCOUNT_SID}:${AUTH_TOKEN}`).toString('base64')}`,
@@ -191,9 +197,9 @@ describe('transfer_call', () => {
     requestFunction(conn, 'transfer_call', { target: 'sip:desk@pbx.example.com' });
     expect((await functionResponse(conn, 'fc_1')).parsed.ok).toBe(true);
     speak(conn, 1600, 'Connecting you now.');
-    const update = await api.waitFor((r) => 'Twiml' in r.form);
+    const update = await api.waitFor((r) => 'Twiml' in form(r));
     expect(update.path).toBe(`/2010-04-01/Accounts/${ACCOUNT_SID}/Calls/${callSid}.json`);
-    expect(update.form.Twiml).toContain('<Dial><Sip>sip:desk@pbx.example.com</Sip></Dial>');
+    expect(form(update).Twiml).toContain('<Dial><Sip>sip:desk@pbx.example.com</Sip></Dial>');
     await carrier.closed;
     expect((await server.store.getCallRecord(callSid))?.endReason).toBe('transferred');
   });
@@ -361,7 +367,7 @@ describe('silence and duration limits', () => {
     });
     // The agent says its goodbye; the call ends once it has been heard.
     speak(conn, 800, 'Goodbye.');
-    await api.waitFor((r) => r.form.Status === 'completed');
+    await api.waitFor((r) => form(r).Status === 'completed');
     await carrier.closed;
     expect((await server.store.getCallRecord(callSid))?.endReason).toBe('silence_timeout');
   });

@@ -120,7 +120,9 @@ describe('refused handshakes', () => {
 
 describe('dead carrier sockets', () => {
   it('cuts a media socket that stops answering pings, which ends its call and closes its agent', async () => {
-    const { agent, server } = await setUp({ CARRIER_PING_INTERVAL_MS: '100' });
+    // Long enough that `start` is read before the first unanswered ping cuts the socket, even on a
+    // busy machine; the call must exist for its end to be counted.
+    const { agent, server } = await setUp({ CARRIER_PING_INTERVAL_MS: '500' });
     const callSid = newCallSid();
     const answer = await voiceWebhook(server.baseUrl, { CallSid: callSid, From: '+1', To: '+2' });
     const ws = new WebSocket(answer.streamUrl, { autoPong: false });

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { MULAW_8K } from '../../src/audio/format.js';
+import { fallbackAudio } from '../../src/call/fallback-audio.js';
 import type { ForeignStream } from '../../src/call/media-socket.js';
 import { issueStreamToken } from '../../src/call/stream-token.js';
 import { createTwilioAdapter } from '../../src/carriers/twilio/adapter.js';
@@ -210,7 +211,7 @@ describe('instances', () => {
     await stream.closed;
   });
 
-  it('refuses a stream another instance prepared while this one drains, and carries its own', async () => {
+  it('declines a stream another instance prepared while this one drains, politely, and carries its own', async () => {
     await setUp();
     const own = `fake-${randomBytes(6).toString('hex')}`;
     const { url } = await announceFake(own);
@@ -220,10 +221,16 @@ describe('instances', () => {
     const base = server!.baseUrl.replace('http', 'ws');
     const foreign = await connect(`${base}/media/fake/other-instance/${foreignToken(callId)}`);
     foreign.ws.send(JSON.stringify({ event: 'start', callId }));
-    expect(await foreign.closed).toEqual({ code: 1013, reason: 'draining' });
-    expect(await metric('callbridge_streams_rejected_total', 'carrier="fake",reason="draining"')).toBe(1);
+    // The caller hears the decline message, whole, before the line is closed; no agent is dialed.
+    expect(await foreign.closed).toEqual({ code: 1000, reason: 'call ended' });
+    const heard = Buffer.concat(foreign.received.map((frame) => frame.data));
+    const message = fallbackAudio(undefined, MULAW_8K)!;
+    expect(heard.subarray(0, message.length).equals(message)).toBe(true);
+    expect(heard.subarray(message.length).every((byte) => byte === 0xff)).toBe(true);
+    expect(await metric('callbridge_calls_declined_total', 'carrier="fake",reason="draining"')).toBe(1);
     expect(agent!.connections).toHaveLength(0);
-    expect(released).toEqual([]);
+    // The stream will never reach the instance that prepared it: its pre-warmed agent is released.
+    expect(released).toEqual([{ instance: 'other-instance', carrier: 'fake', callSid: callId }]);
 
     // A call this instance answered before draining is carried to its end.
     const stream = await connect(localUrl(url));

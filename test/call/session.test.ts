@@ -7,6 +7,8 @@ import type { SettingsMessage } from '../../src/agent/protocol.js';
 import type { MediaFormat } from '../../src/audio/format.js';
 import type { DownlinkRules } from '../../src/call/carrier-port.js';
 import { CallEventHub, type CallEvent } from '../../src/call/events.js';
+import { SETTINGS_APPLIED_TIMEOUT_MS } from '../../src/call/agent-link.js';
+import type { PromptPlayer } from '../../src/call/fallback-audio.js';
 import type { CallRecord } from '../../src/call/record.js';
 import { type CallInfo, CallSession, SHUTDOWN_FAREWELL } from '../../src/call/session.js';
 import type { AgentProfile } from '../../src/config/types.js';
@@ -76,6 +78,7 @@ function newCall(
     fallbackAudio?: Buffer | null;
     canTransfer?: boolean;
     maxEarlyAudioBytes?: number;
+    prompts?: PromptPlayer;
   } = {},
 ): Call {
   const format = opts.format ?? MULAW_8K;
@@ -105,6 +108,7 @@ function newCall(
     downlink: opts.rules ?? TWILIO,
     maxEarlyAudioBytes: opts.maxEarlyAudioBytes ?? 64 * 1024,
     fallbackAudio: opts.fallbackAudio === undefined ? FALLBACK : opts.fallbackAudio,
+    ...(opts.prompts ? { prompts: opts.prompts } : {}),
     onEnded: (_, record) => records.push(record),
   });
   return {
@@ -448,6 +452,149 @@ describe('no agent can carry the call', () => {
     call.echo();
     await settle();
     expect(call.records[0]!.endReason).toBe('agent_error');
+  });
+});
+
+describe('SettingsApplied that never comes', () => {
+  it('treats an agent silent past the bound as failed: closed, then the fallback, then the end', async () => {
+    // Invariant: an agent that never acknowledges Settings cannot hold a caller in silence.
+    const call = newCall();
+    await call.session.start();
+    await vi.advanceTimersByTimeAsync(SETTINGS_APPLIED_TIMEOUT_MS - 1);
+    expect(call.session.state).toBe('connecting');
+    expect(call.leg.audio()).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(call.agent().closed).toBe(true);
+    expect(call.dialer.dials).toHaveLength(1);
+    expect(call.leg.audio().equals(FALLBACK)).toBe(true);
+    call.echo();
+    await settle();
+    expect(call.records[0]).toMatchObject({ endReason: 'agent_unreachable', outcome: 'failed' });
+    expect(await count(call.metrics.agentSettingsTimeouts)).toBe(1);
+  });
+
+  it('applies the same bound to a redialed agent', async () => {
+    const call = await liveCall();
+    call.agent().drop();
+    await settle();
+    expect(call.dialer.dials).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(SETTINGS_APPLIED_TIMEOUT_MS);
+    expect(call.dialer.last().closed).toBe(true);
+    call.echo();
+    await settle();
+    expect(call.records[0]!.endReason).toBe('agent_unreachable');
+  });
+
+  it('leaves a pre-warmed agent that was ready before the stream alone', async () => {
+    const call = newCall();
+    const agent = fakeAgent(PREWARM_SETTINGS);
+    agent.ready();
+    await call.session.start(Promise.resolve(agent));
+    await vi.advanceTimersByTimeAsync(SETTINGS_APPLIED_TIMEOUT_MS * 2);
+    expect(call.session.state).toBe('live');
+    expect(agent.closed).toBe(false);
+    expect(await count(call.metrics.agentSettingsTimeouts)).toBe(0);
+  });
+
+  it('stops the clock once SettingsApplied arrives', async () => {
+    const call = newCall();
+    await call.session.start();
+    await vi.advanceTimersByTimeAsync(SETTINGS_APPLIED_TIMEOUT_MS - 100);
+    call.agent().ready();
+    await vi.advanceTimersByTimeAsync(SETTINGS_APPLIED_TIMEOUT_MS * 2);
+    expect(call.session.state).toBe('live');
+    expect(call.agent().closed).toBe(false);
+  });
+});
+
+describe('fixed prompts a caller hears without an agent', () => {
+  const UNAVAILABLE = Buffer.alloc(800, 0x11);
+  const GOODBYE = Buffer.alloc(480, 0x22);
+  /** The carrier plays everything sent, the goodbye and the last words' mark after it. */
+  const heardThrough = async (call: Call) => {
+    for (let i = 0; i < 3; i++) {
+      call.echo();
+      await settle();
+    }
+  };
+  const prompts = () => {
+    const asked: string[] = [];
+    const player: PromptPlayer = async (kind) => {
+      asked.push(kind);
+      return kind === 'unavailable' ? UNAVAILABLE : kind === 'drain_goodbye' ? GOODBYE : null;
+    };
+    return { asked, player };
+  };
+
+  it('plays the "unavailable" prompt when the profile has no recording of its own', async () => {
+    const { asked, player } = prompts();
+    const call = newCall({ script: [unauthorized()], fallbackAudio: null, prompts: player });
+    void call.session.start();
+    await settle();
+    expect(asked).toEqual(['unavailable']);
+    expect(call.leg.audio().equals(UNAVAILABLE)).toBe(true);
+    call.echo();
+    await settle();
+    expect(call.records[0]!.endReason).toBe('agent_unreachable');
+  });
+
+  it("prefers the profile's own recording", async () => {
+    const { asked, player } = prompts();
+    const call = newCall({ script: [unauthorized()], prompts: player });
+    void call.session.start();
+    await settle();
+    expect(asked).toEqual([]);
+    expect(call.leg.audio().equals(FALLBACK)).toBe(true);
+  });
+
+  it('a drain with no agent ready plays the goodbye prompt before hanging up', async () => {
+    const { asked, player } = prompts();
+    const call = newCall({ prompts: player });
+    await call.session.start(); // dialed, SettingsApplied not yet
+    const finished = call.session.finish('shutdown', SHUTDOWN_FAREWELL);
+    await settle();
+    expect(asked).toEqual(['drain_goodbye']);
+    expect(call.leg.audio().equals(GOODBYE)).toBe(true);
+    expect(call.leg.hangups).toBe(0);
+    // The agent that never became ready is let go: its silence cannot cut the goodbye short.
+    expect(call.agent().closed).toBe(true);
+    await vi.advanceTimersByTimeAsync(SETTINGS_APPLIED_TIMEOUT_MS);
+    expect(call.session.state).toBe('finishing');
+    await heardThrough(call);
+    await finished;
+    expect(call.records[0]!.endReason).toBe('shutdown');
+    expect(call.leg.hangups).toBe(1);
+  });
+
+  it('asks a live agent for the goodbye with behavior queue, and plays the prompt at once if it refuses', async () => {
+    const { asked, player } = prompts();
+    const call = await liveCall({ prompts: player });
+    const finished = call.session.finish('shutdown', SHUTDOWN_FAREWELL);
+    await settle();
+    expect(call.agent().messages('InjectAgentMessage')).toEqual([
+      { type: 'InjectAgentMessage', message: SHUTDOWN_FAREWELL, behavior: 'queue' },
+    ]);
+    expect(asked).toEqual([]);
+    call.agent().say({ type: 'InjectionRefused', message: 'busy' });
+    await settle(); // no waiting out the grace period
+    expect(asked).toEqual(['drain_goodbye']);
+    expect(call.leg.audio().equals(GOODBYE)).toBe(true);
+    await heardThrough(call);
+    await finished;
+    expect(call.records[0]!.endReason).toBe('shutdown');
+  });
+
+  it('a goodbye the agent speaks needs no prompt', async () => {
+    const { asked, player } = prompts();
+    const call = await liveCall({ prompts: player });
+    const finished = call.session.finish('shutdown', SHUTDOWN_FAREWELL);
+    await settle();
+    reply(call.agent(), SHUTDOWN_FAREWELL, [Buffer.alloc(320, 0x33)]);
+    await settle();
+    await heardThrough(call);
+    await finished;
+    expect(asked).toEqual([]);
+    expect(call.records[0]!.endReason).toBe('shutdown');
   });
 });
 

@@ -93,7 +93,7 @@ describe('campaign run', () => {
 
     const results = readFileSync(join(dir, 'example-results.csv'), 'utf8').trimEnd().split('\n');
     expect(results[0]).toBe(
-      'phone,first_name,plan,attempts,state,outcome,duration_seconds,answered_by,summary,note',
+      'phone,first_name,plan,attempts,state,outcome,duration_seconds,answered_by,summary,note,sentiment,topics,intents,analysis',
     );
     const outcomes = new Map(results.slice(1).map((row) => [row.split(',')[0], row.split(',')[5]]));
     expect(Object.fromEntries(outcomes)).toEqual({
@@ -193,7 +193,7 @@ describe('status, pause, resume, cancel and export', () => {
     const exported = capture();
     expect(await runCli(['export', id, '--out', 'by-id.csv'], exported)).toBe(0);
     expect(readFileSync(join(dir, 'by-id.csv'), 'utf8')).toBe(
-      'phone,attempts,state,outcome,duration_seconds,answered_by,summary,note\n',
+      'phone,attempts,state,outcome,duration_seconds,answered_by,summary,note,sentiment,topics,intents,analysis\n',
     );
   });
 

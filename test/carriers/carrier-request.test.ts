@@ -1,7 +1,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CarrierApiError } from '../../src/carriers/carrier-api-error.js';
+import { CarrierApiError } from '../../src/errors.js';
 import { carrierRequest } from '../../src/carriers/carrier-request.js';
 
 const servers: Server[] = [];

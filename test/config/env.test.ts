@@ -286,6 +286,20 @@ describe('stream token key', () => {
     expect(first).not.toBe(createHmac('sha256', 'x').update('token-a').digest('hex'));
   });
 
+  it('derives the key from another carrier secret for deployments without Twilio', () => {
+    const telnyx = { TELNYX_API_KEY: 'KEY-telnyx' };
+    expect(load(telnyx).streamTokenSecret).toBe(load(telnyx).streamTokenSecret);
+    expect(load(telnyx).streamTokenSecret).not.toContain('KEY-telnyx');
+    const plivo = { PLIVO_AUTH_ID: 'MAXXXXXXXXXXXXXXXXXX', PLIVO_AUTH_TOKEN: 'plivo-token' };
+    expect(load(plivo).streamTokenSecret).toBe(load(plivo).streamTokenSecret);
+    expect(load(plivo).streamTokenSecret).not.toBe(load(telnyx).streamTokenSecret);
+    // Twilio's token, when present, is the one the key comes from, as before.
+    const both = { ...telnyx, TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 'token-a' };
+    expect(load(both).streamTokenSecret).toBe(
+      load({ TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 'token-a' }).streamTokenSecret,
+    );
+  });
+
   it('makes a random key per process when there is nothing to derive it from', () => {
     expect(load({}).streamTokenSecret).not.toBe(load({}).streamTokenSecret);
   });

@@ -37,11 +37,14 @@ async function start(env: Record<string, string>): Promise<ServerProcess> {
   return server;
 }
 
-/** Places one simulated call with `callbridge call` and returns its callSid. */
-async function placeCall(baseUrl: string): Promise<string> {
-  const call = spawn(process.execPath, ['bin/callbridge.js', 'call', '--server', baseUrl], {
+/** Places one simulated call with `callbridge call`; its callSid and what the command printed. */
+async function placeCallPrinting(
+  baseUrl: string,
+  args: string[] = [],
+): Promise<{ sid: string; out: string }> {
+  const call = spawn(process.execPath, ['bin/callbridge.js', 'call', '--server', baseUrl, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir() },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ADMIN_TOKEN },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -53,7 +56,12 @@ async function placeCall(baseUrl: string): Promise<string> {
   expect(code, out).toBe(0);
   const sid = /call (CA[0-9a-f]{32}) ended/.exec(out)?.[1];
   if (!sid) throw new Error(`no callSid in the call's output:\n${out}`);
-  return sid;
+  return { sid, out };
+}
+
+/** Places one simulated call with `callbridge call` and returns its callSid. */
+async function placeCall(baseUrl: string): Promise<string> {
+  return (await placeCallPrinting(baseUrl, ['--no-analysis'])).sid;
 }
 
 async function callRecord(baseUrl: string, callSid: string): Promise<CallRecord | null> {
@@ -66,7 +74,12 @@ async function callRecord(baseUrl: string, callSid: string): Promise<CallRecord 
 describe('post-call analysis, end to end', () => {
   it('shows the analysis of a simulated call with no account (the built-in agent analyses it)', async () => {
     const server = await start({});
-    const callSid = await placeCall(server.baseUrl);
+    const { sid: callSid, out } = await placeCallPrinting(server.baseUrl);
+    // `callbridge call` waited for the analysis and printed it.
+    expect(out).toMatch(/\nanalysis:\n {2}summary: {3}Thank you for calling Example Dental\./);
+    expect(out).toMatch(/\n {2}sentiment: (positive|neutral|negative)/);
+    expect(out).toMatch(/\n {2}topics: {4}\S/);
+    expect(out).toMatch(/\n {2}intents: {3}\S/);
     await expect
       .poll(async () => (await callRecord(server.baseUrl, callSid))?.analysis?.outcome, { timeout: 10_000 })
       .toBe('ok');

@@ -1,6 +1,7 @@
 // The newcomer's path, end to end over real processes (README.md "Quick start"): the server
 // as `npm start` runs it, with no AGENT_URL, runs the built-in local agent and says so once; a
-// simulated call against it hears the greeting, speaks, and hears the agent's reply.
+// simulated call against it hears the greeting, speaks, and hears the agent's reply; and so does a
+// call from each of the other carriers, placed exactly as that carrier places it.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -137,6 +138,50 @@ describe('quickstart: npm start with no AGENT_URL, then callbridge call', () => 
     expect(voicedFrames(heard.samples.subarray(0, split))).toBeGreaterThanOrEqual(50);
     expect(voicedFrames(heard.samples.subarray(split))).toBeGreaterThanOrEqual(40);
   }, 45_000);
+
+  it('names the built-in simulated carrier API that answers for carriers without credentials', async () => {
+    const info = (await (await fetch(`${base}/`)).json()) as {
+      carriers: string[];
+      simulatedCarrierApi?: string;
+    };
+    expect(info.carriers).toEqual(['twilio', 'telnyx', 'plivo', 'vonage', 'exotel']);
+    expect(info.simulatedCarrierApi).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  // Telnyx answers through its API (the simulated one here), Plivo with XML, Vonage with an NCCO and
+  // L16 16 kHz binary frames, Exotel with a JSON URL and linear PCM chunks of at least 3,200 bytes.
+  it.concurrent.each(['telnyx', 'plivo', 'vonage', 'exotel'])(
+    'a %s call holds a conversation with the agent',
+    async (carrier) => {
+      const out = join(dir, `reply-${carrier}.wav`);
+      const call = spawn(
+        process.execPath,
+        ['bin/callbridge.js', 'call', '--server', base, '--carrier', carrier, '--out', out],
+        { cwd: ROOT, env: processEnv({}), stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      const output = collect(call);
+      const [code] = await once(call, 'exit');
+      expect(output.stderr()).toBe('');
+      expect(code).toBe(0);
+      const text = output.stdout();
+      expect(text).toMatch(new RegExp(`^calling \\S+ from \\S+ at \\S+ \\(${carrier}, `));
+      // The greeting, the caller's turn after it, the agent's reply, and no carrier rule broken.
+      expect(text).toMatch(/agent +"Thank you for calling/);
+      expect(text).toMatch(/caller +started speaking after the greeting/);
+      expect(text).toMatch(/agent +"Sure, I can help with that\."/);
+      expect(text).not.toMatch(/warning/);
+      expect(text).toMatch(/ended: caller-hangup/);
+      // What the caller heard is speech, in the carrier's own rate: the greeting (about 3.8 s) and
+      // the reply (about 1.9 s), not silence of the right length.
+      const heard = readWav(readFileSync(out));
+      const size = samplesPerFrame(heard.sampleRate);
+      let voiced = 0;
+      for (let at = 0; at + size <= heard.samples.length; at += size)
+        if (rmsEnergy(heard.samples.subarray(at, at + size)) >= SPEECH_RMS) voiced += 1;
+      expect(voiced).toBeGreaterThanOrEqual(90);
+    },
+    60_000,
+  );
 });
 
 function escapeRegExp(text: string): string {

@@ -207,7 +207,8 @@ describe('SIGTERM drain of the real process', () => {
 
     for (const [i, call] of calls.entries()) {
       const { inject, atMs, goodbye } = await farewells[i]!;
-      expect(inject).toEqual({ type: 'InjectAgentMessage', message: SHUTDOWN_FAREWELL });
+      // Queued: said after the caller's turn and the reply in progress, never cutting in.
+      expect(inject).toEqual({ type: 'InjectAgentMessage', message: SHUTDOWN_FAREWELL, behavior: 'queue' });
       // Not before the deadline: until then the call was left to run.
       expect(atMs - signalledAtMs).toBeGreaterThanOrEqual(drainTimeoutMs - 50);
       // The server hung up, normally, after the goodbye played in full.

@@ -1,5 +1,6 @@
 // A Fastify app holding one carrier's webhook plugin and nothing else, listening on an ephemeral
-// loopback port, with the project's error format (as src/app.ts renders it).
+// loopback port, with the project's error format (as src/app.ts renders it): no stack, no internal
+// message.
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -12,6 +13,8 @@ import { codeForStatus, NotFoundError } from '../../src/errors.js';
 export interface CarrierApp {
   app: FastifyInstance;
   baseUrl: string;
+  /** `METHOD /path STATUS` of every request answered, in order. */
+  answered: string[];
   close(): Promise<void>;
 }
 
@@ -19,6 +22,10 @@ export async function startCarrierApp(plugin: FastifyPluginAsync, logger?: Logge
   const app: FastifyInstance = Fastify(
     logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false },
   );
+  const answered: string[] = [];
+  app.addHook('onResponse', async (req, reply) => {
+    answered.push(`${req.method} ${req.url.split('?')[0]} ${reply.statusCode}`);
+  });
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     const ours = typeof err.code === 'string' && err.code.startsWith('CALLBRIDGE_');
@@ -31,7 +38,7 @@ export async function startCarrierApp(plugin: FastifyPluginAsync, logger?: Logge
   await app.register(plugin);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
-  return { app, baseUrl: `http://127.0.0.1:${port}`, close: () => app.close() };
+  return { app, baseUrl: `http://127.0.0.1:${port}`, answered, close: () => app.close() };
 }
 
 /** A pino logger writing JSON lines into `lines`, for checking what reaches the logs. */

@@ -4,6 +4,7 @@
 // `connected`, `start` (numbers as strings), `media`, `dtmf`, `mark` echoes and `stop`.
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
+import { watchSocket } from './socket-watch.js';
 
 export const newExotelSid = () => randomBytes(16).toString('hex');
 
@@ -124,11 +125,8 @@ export async function openExotelStream(
   let sequence = 0;
   let chunk = 0;
   const received: Array<Record<string, unknown>> = [];
-  const listeners: Array<() => void> = [];
-  let closedResolve: (v: { code: number; reason: string }) => void = () => {};
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-    closedResolve = resolve;
-  });
+  const watch = watchSocket(ws);
+  const { closed } = watch;
   const next = () => String(++sequence);
   ws.on('message', (data: Buffer) => {
     const message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
@@ -138,33 +136,14 @@ export async function openExotelStream(
         JSON.stringify({ event: 'mark', sequence_number: next(), stream_sid: streamSid, mark: message.mark }),
       );
     }
-    for (const l of listeners.splice(0)) l();
+    watch.notify();
   });
-  ws.on('close', (code, reason) => {
-    closedResolve({ code, reason: reason.toString() });
-    for (const l of listeners.splice(0)) l();
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-    ws.once('unexpected-response', (_req, res) =>
-      reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)),
-    );
-  });
+  await watch.opened;
   const chunks = () =>
     received
       .filter((m) => m.event === 'media')
       .map((m) => Buffer.from((m.media as { payload: string }).payload, 'base64'));
-  const wait = <T>(probe: () => T | undefined) =>
-    new Promise<T>((resolve, reject) => {
-      const check = () => {
-        const found = probe();
-        if (found !== undefined) resolve(found);
-        else if (ws.readyState === WebSocket.CLOSED) reject(new Error('media stream closed while waiting'));
-        else listeners.push(check);
-      };
-      check();
-    });
+  const wait = watch.waitUntil;
   const heard = () => Buffer.concat(chunks());
   return {
     ws,

@@ -1,5 +1,6 @@
 // The call core's intake as a test double for a carrier's webhook routes: records what the routes
-// ask of it and answers as the test says.
+// ask of it (admissions, announced calls, refusals) and answers as the test says, with media URLs
+// shaped as the core makes them (`<base>/media/<carrier>/<instance>/<token>`).
 import type { VerdictReport } from '../../src/call/amd-gate.js';
 import type {
   Admission,
@@ -11,26 +12,29 @@ import type {
 
 export interface FakeIntake extends CallIntake {
   admission: Admission;
-  decline: { message: string; redirectUrl: string | null };
+  decline: { message: string; redirectUrl: string | null; audioUrl?: string | null };
   admitted: string[];
-  prepared: CallAnnouncement[];
+  /** Every call the routes announced, in order. */
+  announced: CallAnnouncement[];
   refusals: Array<{ carrier: string; reason: string }>;
   /** Outbound calls' final statuses and detection verdicts the routes reported. */
   statuses: OutboundStatusReport[];
   verdicts: Array<{ carrier: string; callSid: string; report: VerdictReport }>;
-  /** The PreparedCall returned for each prepared call, in order. */
-  answers: PreparedCall[];
+  /** The PreparedCall returned for each announced call, in order. */
+  prepared: PreparedCall[];
 }
 
-export function createFakeIntake(opts: { mediaBase?: string; instance?: string } = {}): FakeIntake {
+/** The instance every fake media URL names. */
+export const INSTANCE = 'i-1';
+
+export function createFakeIntake(opts: { mediaBase?: string } = {}): FakeIntake {
   const mediaBase = opts.mediaBase ?? 'wss://bridge.example.com';
-  const instance = opts.instance ?? 'i-1';
   let count = 0;
   const intake: FakeIntake = {
     admission: 'admitted',
     decline: { message: "Sorry, we can't take your call right now.", redirectUrl: null },
     admitted: [],
-    prepared: [],
+    announced: [],
     refusals: [],
     statuses: [],
     verdicts: [],
@@ -41,23 +45,23 @@ export function createFakeIntake(opts: { mediaBase?: string; instance?: string }
     machineVerdict(carrier, callSid, report) {
       intake.verdicts.push({ carrier, callSid, report });
     },
-    answers: [],
+    prepared: [],
     admit(carrier) {
       intake.admitted.push(carrier);
       return intake.admission;
     },
     prepare(call) {
-      intake.prepared.push(call);
+      intake.announced.push(call);
       count += 1;
       // Shaped like a real stream token: version, base64url body, signature.
       const token = `v1.eyJjYWxsIjoi${count}In0.c2lnbmF0dXJl${count}`;
       const prepared: PreparedCall = {
         token,
-        mediaUrl: `${mediaBase}/media/${call.carrier}/${instance}/${token}`,
+        mediaUrl: `${mediaBase}/media/${call.carrier}/${INSTANCE}/${token}`,
         observerToken: `observer-${count}`,
         profile: 'default',
       };
-      intake.answers.push(prepared);
+      intake.prepared.push(prepared);
       return prepared;
     },
     refused(carrier, reason) {

@@ -158,9 +158,9 @@ export interface Balancer extends Nginx {
   syncReadiness(): Promise<Instance[]>;
 }
 
-/** The VM balancer deploy/nginx/render.mjs renders for `instances`, in the real nginx. */
-export async function startBalancer(instances: Instance[]): Promise<Balancer> {
-  const port = await freePort();
+/** The VM balancer deploy/nginx/render.mjs renders for `instances`, in the real nginx (on `at.port` if given). */
+export async function startBalancer(instances: Instance[], at: { port?: number } = {}): Promise<Balancer> {
+  const port = at.port ?? (await freePort());
   const site = { listen: `127.0.0.1:${port}` };
   const nginx = await startNginx(port, renderBalancerConfig(instances, site));
   const generation = async () => {

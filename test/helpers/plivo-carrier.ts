@@ -4,6 +4,7 @@
 // (docs/protocols/plivo.md).
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
+import { watchSocket } from './socket-watch.js';
 
 export type FormParams = Record<string, string>;
 
@@ -155,11 +156,8 @@ export async function openPlivoStream(
   let sequence = 0;
   let chunk = 0;
   const received: Array<Record<string, unknown>> = [];
-  const listeners: Array<() => void> = [];
-  let closedResolve: (v: { code: number; reason: string }) => void = () => {};
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-    closedResolve = resolve;
-  });
+  const watch = watchSocket(ws);
+  const { closed } = watch;
   const send = (message: Record<string, unknown>) =>
     ws.send(JSON.stringify({ event: message.event, sequenceNumber: ++sequence, streamId, ...message }));
   ws.on('message', (data: Buffer) => {
@@ -167,32 +165,16 @@ export async function openPlivoStream(
     received.push(message);
     if (echo && message.event === 'checkpoint') send({ event: 'playedStream', name: message.name });
     if (confirm && message.event === 'clearAudio') send({ event: 'clearedAudio' });
-    for (const l of listeners.splice(0)) l();
+    watch.notify();
   });
-  ws.on('close', (code, reason) => {
-    closedResolve({ code, reason: reason.toString() });
-    for (const l of listeners.splice(0)) l();
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
+  await watch.opened;
   const audio = () =>
     Buffer.concat(
       received
         .filter((m) => m.event === 'playAudio')
         .map((m) => Buffer.from((m.media as { payload: string }).payload, 'base64')),
     );
-  const waitUntil = <T>(found: () => T | undefined): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const check = () => {
-        const value = found();
-        if (value !== undefined) resolve(value);
-        else if (ws.readyState === WebSocket.CLOSED) reject(new Error('media stream closed while waiting'));
-        else listeners.push(check);
-      };
-      check();
-    });
+  const waitUntil = watch.waitUntil;
   return {
     ws,
     callUuid: opts.callUuid,

@@ -10,7 +10,7 @@ import { type AppDeps, buildApp } from '../../src/app.js';
 import type { CarrierAdapter } from '../../src/call/carrier-port.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
+import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import type { DialerOptions } from '../../src/outbound/dialer.js';
 import type { Originator } from '../../src/outbound/ports.js';
 import { openStore } from '../../src/store/index.js';
@@ -24,15 +24,26 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/** What the server was built with, for adapters that need it (metrics, the store's claimOnce). */
+export interface CarrierDeps {
+  logger: Logger;
+  metrics: Metrics;
+  store: Store;
+}
+
 export interface StartServerOptions {
   logger?: Logger;
   /** The carriers to serve instead of those the configuration enables. */
-  carriers?: (config: Config) => CarrierAdapter[];
+  carriers?: (config: Config, deps: CarrierDeps) => CarrierAdapter[];
   releaseRemotePrewarm?: AppDeps['releaseRemotePrewarm'];
   originator?: Originator;
   dialerOptions?: Partial<DialerOptions>;
   /** The simulated carrier API outbound calls go to when no carrier has credentials. */
   simulatedCarrierApiUrl?: string;
+  /** Post-call analysis over the server's own store, as main.ts builds it. */
+  analysis?: (store: Store) => NonNullable<AppDeps['analysis']>;
+  /** The fixed prompts, rendered as main.ts renders them; default: the bundled recordings. */
+  prompts?: (config: Config) => NonNullable<AppDeps['prompts']>;
 }
 
 export async function startServer(
@@ -62,9 +73,11 @@ export async function startServer(
     agentMode: 'remote',
     ...(opts.originator ? { originator: opts.originator } : {}),
     ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
-    ...(opts.simulatedCarrierApiUrl ? { simulatedCarrierApiUrl: opts.simulatedCarrierApiUrl } : {}),
-    ...(opts.carriers ? { carriers: opts.carriers(config) } : {}),
+    ...(opts.simulatedCarrierApiUrl ? { simulatedCarrierApi: opts.simulatedCarrierApiUrl } : {}),
+    ...(opts.carriers ? { carriers: opts.carriers(config, { logger, metrics, store }) } : {}),
     ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
+    ...(opts.analysis ? { analysis: opts.analysis(store) } : {}),
+    ...(opts.prompts ? { prompts: opts.prompts(config) } : {}),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   // As main.ts does once listening: campaigns dial only where a carrier can place calls.

@@ -3,6 +3,7 @@
 // `stream_url` of the answer, with a real `ws` client (docs/protocols/telnyx.md).
 import { generateKeyPairSync, type KeyObject, randomBytes, randomUUID, sign } from 'node:crypto';
 import WebSocket from 'ws';
+import { watchSocket } from './socket-watch.js';
 
 export interface TelnyxAccount {
   privateKey: KeyObject;
@@ -234,11 +235,8 @@ export async function openTelnyxStream(
   let sequence = 0;
   let chunk = 0;
   const received: Array<Record<string, unknown>> = [];
-  const listeners: Array<() => void> = [];
-  let closedResolve: (v: { code: number; reason: string }) => void = () => {};
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-    closedResolve = resolve;
-  });
+  const watch = watchSocket(ws);
+  const { closed } = watch;
   const send = (message: Record<string, unknown>) => ws.send(JSON.stringify(message));
   const sequenced = (message: Record<string, unknown>) =>
     send({ event: message.event, sequence_number: String(++sequence), ...message, stream_id: streamId });
@@ -246,16 +244,9 @@ export async function openTelnyxStream(
     const message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
     received.push(message);
     if (echoMarks && message.event === 'mark') sequenced({ event: 'mark', mark: message.mark });
-    for (const l of listeners.splice(0)) l();
+    watch.notify();
   });
-  ws.on('close', (code, reason) => {
-    closedResolve({ code, reason: reason.toString() });
-    for (const l of listeners.splice(0)) l();
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
+  await watch.opened;
   send({ event: 'connected', version: '1.0.0' });
   const audio = () =>
     Buffer.concat(
@@ -263,16 +254,7 @@ export async function openTelnyxStream(
         .filter((m) => m.event === 'media')
         .map((m) => Buffer.from((m.media as { payload: string }).payload, 'base64')),
     );
-  const waitUntil = <T>(found: () => T | undefined): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const check = () => {
-        const value = found();
-        if (value !== undefined) resolve(value);
-        else if (ws.readyState === WebSocket.CLOSED) reject(new Error('media stream closed while waiting'));
-        else listeners.push(check);
-      };
-      check();
-    });
+  const waitUntil = watch.waitUntil;
   return {
     ws,
     callControlId: opts.callControlId,

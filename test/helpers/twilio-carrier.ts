@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import twilio from 'twilio';
 import WebSocket from 'ws';
+import { watchSocket } from './socket-watch.js';
 
 export interface Answer {
   status: number;
@@ -93,11 +94,8 @@ export async function openMediaStream(
   const streamSid = newStreamSid();
   let seq = 0;
   const received: Array<Record<string, unknown>> = [];
-  const listeners: Array<() => void> = [];
-  let closedResolve: (v: { code: number; reason: string }) => void = () => {};
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-    closedResolve = resolve;
-  });
+  const watch = watchSocket(ws);
+  const { closed } = watch;
   ws.on('message', (data: Buffer) => {
     const message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
     received.push(message);
@@ -106,16 +104,9 @@ export async function openMediaStream(
         JSON.stringify({ event: 'mark', streamSid, sequenceNumber: String(++seq), mark: message.mark }),
       );
     }
-    for (const l of listeners.splice(0)) l();
+    watch.notify();
   });
-  ws.on('close', (code, reason) => {
-    closedResolve({ code, reason: reason.toString() });
-    for (const l of listeners.splice(0)) l();
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
+  await watch.opened;
   let chunk = 0;
   const send = (m: Record<string, unknown>) =>
     ws.send(JSON.stringify({ ...m, sequenceNumber: String(++seq) }));
@@ -163,25 +154,11 @@ export async function openMediaStream(
       send({ event: 'stop', streamSid, stop: { accountSid: `AC${'0'.repeat(32)}`, callSid: opts.callSid } }),
     sendRaw: (data) => ws.send(data),
     audio,
-    waitFor: (predicate) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const found = received.find(predicate);
-          if (found) resolve(found);
-          else if (ws.readyState === WebSocket.CLOSED) reject(new Error('media stream closed while waiting'));
-          else listeners.push(check);
-        };
-        check();
-      }),
+    waitFor: (predicate) => watch.waitUntil(() => received.find(predicate)),
     waitForAudio: (bytes) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const all = audio();
-          if (all.length >= bytes) resolve(all);
-          else if (ws.readyState === WebSocket.CLOSED) reject(new Error('media stream closed while waiting'));
-          else listeners.push(check);
-        };
-        check();
+      watch.waitUntil(() => {
+        const all = audio();
+        return all.length >= bytes ? all : undefined;
       }),
     closed,
   };

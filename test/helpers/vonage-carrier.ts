@@ -5,6 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import WebSocket from 'ws';
+import { watchSocket } from './socket-watch.js';
 
 export const newVonageUuid = () => randomUUID();
 
@@ -171,11 +172,8 @@ export async function openVonageStream(
   const ws = new WebSocket(url, { headers: opts.headers, perMessageDeflate: false });
   const controls: Array<Record<string, unknown>> = [];
   const audioMessages: Buffer[] = [];
-  const listeners: Array<() => void> = [];
-  let closedResolve: (v: { code: number; reason: string }) => void = () => {};
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-    closedResolve = resolve;
-  });
+  const watch = watchSocket(ws);
+  const { closed } = watch;
   ws.on('message', (data: Buffer, isBinary: boolean) => {
     if (isBinary) {
       audioMessages.push(Buffer.from(data));
@@ -188,27 +186,11 @@ export async function openVonageStream(
       if (confirmClears && message.action === 'clear')
         ws.send(JSON.stringify({ event: 'websocket:cleared' }));
     }
-    for (const l of listeners.splice(0)) l();
+    watch.notify();
   });
-  ws.on('close', (code, reason) => {
-    closedResolve({ code, reason: reason.toString() });
-    for (const l of listeners.splice(0)) l();
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
+  await watch.opened;
   const allAudio = () => Buffer.concat(audioMessages);
-  const wait = <T>(probe: () => T | undefined) =>
-    new Promise<T>((resolve, reject) => {
-      const check = () => {
-        const found = probe();
-        if (found !== undefined) resolve(found);
-        else if (ws.readyState === WebSocket.CLOSED) reject(new Error('media stream closed while waiting'));
-        else listeners.push(check);
-      };
-      check();
-    });
+  const wait = watch.waitUntil;
   return {
     ws,
     controls,

@@ -179,6 +179,14 @@ describe.skipIf(missing.length > 0)(
       conn.send({ type: 'SettingsApplied' });
 
       conn.send({ type: 'AgentStartedSpeaking', total_latency: 0.45, tts_latency: 0.15, ttt_latency: 0.3 });
+      conn.send({
+        type: 'LatencyReport',
+        stt_latency: 0.1,
+        ttt_token_latency: 0.2,
+        ttt_text_latency: 0.3,
+        tts_latency: 0.15,
+        total_latency: 0.45,
+      });
       conn.send({ type: 'ConversationText', role: 'assistant', content: 'Hello, how can I help?' });
       conn.sendAudio(randomBytes(24_000)); // three seconds: still playing when the caller talks over it
       await carrier.waitForAudio(24_000);

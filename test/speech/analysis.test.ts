@@ -224,6 +224,7 @@ describe('post-call analysis', () => {
     [400, { err_code: 'PAYLOAD_ERROR', err_msg: 'exactly one of text or url' }, 'PAYLOAD_ERROR'],
     [400, { err_code: 'REMOTE_CONTENT_ERROR', err_msg: 'url points at audio' }, 'REMOTE_CONTENT_ERROR'],
     [401, { err_code: 'INVALID_AUTH', err_msg: 'bad key' }, 'INVALID_AUTH'],
+    [405, { err_code: 'METHOD_NOT_ALLOWED', err_msg: 'POST only' }, 'METHOD_NOT_ALLOWED'],
     [413, 'too large', undefined],
   ] as const) {
     it(`records a refused request (HTTP ${status} ${code ?? ''}) as failed and never retries it`, async () => {

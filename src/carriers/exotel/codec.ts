@@ -4,7 +4,14 @@
 import { type AudioEncoding, type MediaFormat, unsupportedFormatReason } from '../../audio/format.js';
 import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
 import { CarrierFrameError } from '../../errors.js';
-import { decodeBase64Strict, DTMF_DIGITS, isObject, type JsonObject } from '../wire.js';
+import { DTMF_DIGITS, frameReader, isObject, type JsonObject } from '../wire.js';
+
+// Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
+const { jsonEvent, objectField, stringField, payload } = frameReader('exotel');
+
+function fail(message: string): never {
+  throw new CarrierFrameError(`exotel ${message}`);
+}
 
 const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
   // Exotel's default: 16-bit signed little-endian PCM.
@@ -30,24 +37,6 @@ const MAX_PARAMETERS = 16;
 const MAX_PARAMETER_CHARS = 256;
 
 const STOP: LegEvent = Object.freeze({ type: 'stop' });
-
-// Messages name the field at fault and never echo frame content: frames carry caller audio and tokens.
-function fail(message: string): never {
-  throw new CarrierFrameError(`exotel ${message}`);
-}
-
-function objectField(frame: JsonObject, key: string, event: string): JsonObject {
-  const value = frame[key];
-  if (!isObject(value)) fail(`${event}: ${key} must be an object`);
-  return value;
-}
-
-function stringField(obj: JsonObject, key: string, event: string, maxChars: number): string {
-  const value = obj[key];
-  if (typeof value !== 'string') fail(`${event}: ${key} must be a string`);
-  if (value.length > maxChars) fail(`${event}: ${key} is longer than ${maxChars} characters`);
-  return value;
-}
 
 /** A count Exotel writes as a decimal string, or a number; absent gives the fallback. */
 function countField(obj: JsonObject, key: string, event: string, fallback: number): number {
@@ -125,11 +114,10 @@ export function createExotelCodec(): LegCodec {
   let sampleBytes = 1;
 
   function audioEvent(text: string): LegEvent {
-    const payload = decodeBase64Strict(text);
-    if (payload === undefined) fail('media: payload is not valid base64');
-    if (payload.length === 0) fail('media: payload is empty');
-    if (payload.length % sampleBytes !== 0) fail('media: payload must hold whole 16-bit samples');
-    return { type: 'audio', payload };
+    const bytes = payload(text);
+    if (bytes.length === 0) fail('media: payload is empty');
+    if (bytes.length % sampleBytes !== 0) fail('media: payload must hold whole 16-bit samples');
+    return { type: 'audio', payload: bytes };
   }
 
   function parseStart(frame: JsonObject): LegEvent {
@@ -165,15 +153,7 @@ export function createExotelCodec(): LegCodec {
       const text = data.toString('utf8');
       const fast = INBOUND_MEDIA.exec(text);
       if (fast) return audioEvent(fast[1]!);
-      let frame: unknown;
-      try {
-        frame = JSON.parse(text);
-      } catch {
-        fail('frame: invalid JSON');
-      }
-      if (!isObject(frame)) fail('frame: not a JSON object');
-      const event = frame.event;
-      if (typeof event !== 'string') fail('frame: event must be a string');
+      const { frame, event } = jsonEvent(text);
       switch (event) {
         case 'media': {
           const media = objectField(frame, 'media', event);

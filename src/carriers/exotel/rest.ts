@@ -1,7 +1,7 @@
 // The Exotel REST calls callbridge makes (docs/protocols/exotel.md, REST): form-encoded, HTTP Basic
 // with the API key and token, each bounded by a timeout. Exotel's classic API has no hang-up or
 // transfer for a live call: the stream's close ends the Voicebot applet instead (adapter.ts).
-import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
+import { CarrierApiError, retryableStatus } from '../../errors.js';
 import { carrierRequest } from '../carrier-request.js';
 import { boundedStatusWord, type CarrierCallState, type CarrierCallStatus } from '../call-status.js';
 
@@ -60,8 +60,7 @@ function callState(body: unknown, operation: string): CarrierCallState {
   const sid = typeof call === 'object' && call !== null ? call.Sid : undefined;
   if (typeof sid !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(sid)) {
     // The call may exist already, so a retry could place a second one.
-    throw new CarrierApiError(`exotel ${operation}: response lacks the call's Sid`, {
-      carrier: CARRIER,
+    throw new CarrierApiError(CARRIER, `exotel ${operation}: response lacks the call's Sid`, {
       retryable: false,
     });
   }
@@ -90,8 +89,7 @@ export function createExotelRest(options: ExotelRestOptions): ExotelRest {
     if (res.status < 200 || res.status > 299) {
       const carrierCode = exotelErrorCode(res.body);
       const detail = carrierCode === undefined ? '' : ` (Exotel error ${carrierCode})`;
-      throw new CarrierApiError(`exotel ${operation}: HTTP ${res.status}${detail}`, {
-        carrier: CARRIER,
+      throw new CarrierApiError(CARRIER, `exotel ${operation}: HTTP ${res.status}${detail}`, {
         retryable: retryableStatus(res.status),
         status: res.status,
         carrierCode,

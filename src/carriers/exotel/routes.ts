@@ -6,7 +6,7 @@
 // short-lived) is what admits a stream, with Basic auth on the upgrade when credentials are set.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MediaFormat } from '../../audio/format.js';
-import type { CallIntake } from '../../call/carrier-port.js';
+import { type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
 import { BadRequestError, BadSignatureError, UnavailableError } from '../../errors.js';
 import { boundedStatusWord } from '../call-status.js';
 import { exotelE164 } from './numbers.js';
@@ -104,7 +104,7 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
       'answered',
     );
     const url = exotelStreamUrl(prepared.mediaUrl, opts.upgradeCredentials, EXOTEL_MEDIA_FORMAT.sampleRate);
-    return reply.header('x-callbridge-observer', prepared.observerToken).send({ url });
+    return reply.header(OBSERVER_HEADER, prepared.observerToken).send({ url });
   }
 
   return async function plugin(app: FastifyInstance): Promise<void> {

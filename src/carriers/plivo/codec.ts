@@ -10,12 +10,20 @@ import {
   decodeBase64Strict,
   DTMF_DIGITS,
   eventName,
+  frameReader,
   isCarrierId,
   isMarkName,
   isObject,
   type JsonObject,
   readCount,
 } from '../wire.js';
+
+// Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
+const { jsonEvent, objectField, stringField, payload } = frameReader('plivo');
+
+function fail(message: string): never {
+  throw new CarrierFrameError(`plivo ${message}`);
+}
 
 const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
   'audio/x-mulaw': 'mulaw',
@@ -34,22 +42,6 @@ const CONTENT_TYPES: Readonly<Record<AudioEncoding, string>> = Object.freeze({
 const STOP: LegEvent = Object.freeze({ type: 'stop' });
 const CLEARED: LegEvent = Object.freeze({ type: 'cleared' });
 const MAX_EXTRA_HEADERS_CHARS = 1024;
-
-function fail(message: string): never {
-  throw new CarrierFrameError(`plivo ${message}`);
-}
-
-function objectField(frame: JsonObject, key: string, event: string): JsonObject {
-  const value = frame[key];
-  if (!isObject(value)) fail(`${event}: ${key} must be an object`);
-  return value;
-}
-
-function stringField(obj: JsonObject, key: string, event: string): string {
-  const value = obj[key];
-  if (typeof value !== 'string') fail(`${event}: ${key} must be a string`);
-  return value;
-}
 
 function parseMediaFormat(start: JsonObject): MediaFormat {
   const format = start.mediaFormat;
@@ -150,20 +142,8 @@ export function createPlivoCodec(): LegCodec {
       if (isBinary) fail('frame: binary frames are not allowed');
       const text = data.toString('utf8');
       const fast = INBOUND_MEDIA.exec(text);
-      if (fast) {
-        const payload = decodeBase64Strict(fast[1]!);
-        if (payload === undefined) fail('media: payload is not valid base64');
-        return { type: 'audio', payload };
-      }
-      let frame: unknown;
-      try {
-        frame = JSON.parse(text);
-      } catch {
-        fail('frame: invalid JSON');
-      }
-      if (!isObject(frame)) fail('frame: not a JSON object');
-      const event = frame.event;
-      if (typeof event !== 'string') fail('frame: event must be a string');
+      if (fast) return { type: 'audio', payload: payload(fast[1]!) };
+      const { frame, event } = jsonEvent(text);
       switch (event) {
         case 'media':
           return parseMedia(frame);

@@ -1,7 +1,7 @@
 // The Plivo REST requests callbridge makes (docs/protocols/plivo.md sections 8 and 9): JSON with HTTP Basic
 // `AUTH_ID:AUTH_TOKEN`, each bounded by a timeout. A call that has already ended is not an error
 // when the point was to end it.
-import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
+import { CarrierApiError, retryableStatus } from '../../errors.js';
 import { boundedStatusWord, type CarrierCallState, type CarrierCallStatus } from '../call-status.js';
 import { carrierRequest } from '../carrier-request.js';
 import { isDialTarget } from './xml.js';
@@ -98,8 +98,7 @@ export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
     if (response.status >= 200 && response.status < 300) return response;
     if (opts.notFoundIsDone && response.status === 404) return response;
     // Plivo's error text can quote numbers from the request: only the status goes into messages.
-    throw new CarrierApiError(`plivo ${operation}: HTTP ${response.status}`, {
-      carrier: 'plivo',
+    throw new CarrierApiError('plivo', `plivo ${operation}: HTTP ${response.status}`, {
       retryable: retryableStatus(response.status),
       status: response.status,
     });
@@ -147,8 +146,7 @@ export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
       const requestUuid = Array.isArray(uuid) ? uuid[0] : uuid;
       if (typeof requestUuid !== 'string' || requestUuid === '') {
         // The call may exist already, so a retry could place a second one.
-        throw new CarrierApiError('plivo create call: response lacks request_uuid', {
-          carrier: 'plivo',
+        throw new CarrierApiError('plivo', 'plivo create call: response lacks request_uuid', {
           retryable: false,
         });
       }

@@ -5,14 +5,14 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { MULAW_8K } from '../../audio/format.js';
-import type { CallAnnouncement, CallIntake } from '../../call/carrier-port.js';
+import { type CallAnnouncement, type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { RecentIds } from '../recent-ids.js';
 import { isCarrierId } from '../wire.js';
 import { PLIVO_TRANSFER_PATH } from './rest.js';
 import { type PlivoParams, verifyPlivoSignatureV3 } from './signature.js';
-import { dialXml, isDialTarget, redirectXml, speakHangupXml, streamXml } from './xml.js';
+import { dialXml, isDialTarget, playHangupXml, redirectXml, speakHangupXml, streamXml } from './xml.js';
 
 export interface PlivoRoutesDeps {
   intake: CallIntake;
@@ -122,8 +122,9 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       // Declined politely, before any agent is dialed: the caller hears why, or goes elsewhere.
       deps.metrics.callsDeclined.inc({ carrier: 'plivo', reason: admission });
       log.warn({ callSid, reason: admission }, 'call declined');
-      const { message, redirectUrl } = intake.decline;
-      return reply.send(redirectUrl ? redirectXml(redirectUrl) : speakHangupXml(message));
+      const { message, redirectUrl, audioUrl } = intake.decline;
+      if (redirectUrl) return reply.send(redirectXml(redirectUrl));
+      return reply.send(audioUrl ? playHangupXml(audioUrl) : speakHangupXml(message));
     }
     const announcement: CallAnnouncement = {
       carrier: 'plivo',
@@ -138,7 +139,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     if (context !== undefined) announcement.context = context;
     const prepared = intake.prepare(announcement);
     log.info({ callSid, profile: prepared.profile }, 'plivo answer URL answered with a media stream');
-    return reply.header('x-callbridge-observer', prepared.observerToken).send(
+    return reply.header(OBSERVER_HEADER, prepared.observerToken).send(
       streamXml({
         url: prepared.mediaUrl,
         contentType: 'audio/x-mulaw;rate=8000',

@@ -31,6 +31,11 @@ export function speakHangupXml(text: string): string {
   return response(`<Speak>${escapeXmlText(text)}</Speak><Hangup/>`);
 }
 
+/** Declines a call with a recording: the caller hears it, then the call ends. */
+export function playHangupXml(audioUrl: string): string {
+  return response(`<Play>${escapeXmlText(audioUrl)}</Play><Hangup/>`);
+}
+
 export function redirectXml(url: string): string {
   return response(`<Redirect method="POST">${escapeXmlText(url)}</Redirect>`);
 }

@@ -26,6 +26,15 @@ const FRAME_MS = 20;
 /** Placed in the Authorization header of requests to the simulated API, which wants one. */
 const SIMULATED_API_KEY = 'simulated';
 
+/**
+ * Whole 20 ms frames, and never less than one in a message: Telnyx refuses a `media` message under
+ * 20 ms (docs/protocols/telnyx.md section 4), so a reply's last partial frame is padded with silence.
+ */
+export function telnyxDownlink(format: MediaFormat): DownlinkRules {
+  const frameBytes = bytesPerMs(format) * FRAME_MS;
+  return { frameBytes, minMessageBytes: frameBytes };
+}
+
 export function createTelnyxAdapter(
   config: Config,
   deps: TelnyxAdapterDeps,
@@ -76,7 +85,7 @@ export function createTelnyxAdapter(
           log.warn({ callSid, code, title }, 'telnyx reported a media stream error');
         },
       }),
-    downlink: (format: MediaFormat): DownlinkRules => ({ frameBytes: bytesPerMs(format) * FRAME_MS }),
+    downlink: telnyxDownlink,
     routes: (intake) =>
       telnyxRoutes({
         intake,

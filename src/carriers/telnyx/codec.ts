@@ -6,9 +6,9 @@ import { unsupportedFormatReason } from '../../audio/format.js';
 import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
 import { CarrierFrameError } from '../../errors.js';
 import {
-  decodeBase64Strict,
   DTMF_DIGITS,
   eventName,
+  frameReader,
   isCarrierId,
   isMarkName,
   isObject,
@@ -19,6 +19,13 @@ import {
 } from '../wire.js';
 import { decodeClientState } from './client-state.js';
 import { type ReorderOutcome, SequenceReorder } from './reorder.js';
+
+// Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
+const { jsonEvent, objectField, stringField, payload } = frameReader('telnyx');
+
+function fail(message: string): never {
+  throw new CarrierFrameError(`telnyx ${message}`);
+}
 
 export interface TelnyxCodecHooks {
   /** Counts frames that arrived out of order. */
@@ -43,22 +50,6 @@ const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
 const STOP: LegEvent = Object.freeze({ type: 'stop' });
 const NOTHING: readonly LegEvent[] = Object.freeze([]);
 const MAX_ERROR_TEXT_CHARS = 200;
-
-function fail(message: string): never {
-  throw new CarrierFrameError(`telnyx ${message}`);
-}
-
-function objectField(frame: JsonObject, key: string, event: string): JsonObject {
-  const value = frame[key];
-  if (!isObject(value)) fail(`${event}: ${key} must be an object`);
-  return value;
-}
-
-function stringField(obj: JsonObject, key: string, event: string): string {
-  const value = obj[key];
-  if (typeof value !== 'string') fail(`${event}: ${key} must be a string`);
-  return value;
-}
 
 function positiveInteger(obj: JsonObject, key: string, fallback: number): number {
   const raw = obj[key];
@@ -166,14 +157,12 @@ export function createTelnyxCodec(hooks: TelnyxCodecHooks = {}): LegCodec {
     const media = objectField(frame, 'media', 'media');
     const track = media.track;
     if (track !== undefined && typeof track !== 'string') fail('media: track must be a string');
-    const text = stringField(media, 'payload', 'media');
-    const payload = decodeBase64Strict(text);
-    if (payload === undefined) fail('media: payload is not valid base64');
+    const bytes = payload(stringField(media, 'payload', 'media'));
     // Only the caller's side is audio for the agent; the other track is never requested.
     if (track !== undefined && track !== 'inbound' && track !== 'inbound_track') {
       return { type: 'ignored', event: 'media' };
     }
-    return sequenced(frame.sequence_number, audioEvent(payload));
+    return sequenced(frame.sequence_number, audioEvent(bytes));
   }
 
   function parseError(frame: JsonObject): LegEvent {
@@ -188,20 +177,8 @@ export function createTelnyxCodec(hooks: TelnyxCodecHooks = {}): LegCodec {
       if (isBinary) fail('frame: binary frames are not allowed');
       const text = data.toString('utf8');
       const fast = INBOUND_MEDIA.exec(text);
-      if (fast) {
-        const payload = decodeBase64Strict(fast[3]!);
-        if (payload === undefined) fail('media: payload is not valid base64');
-        return sequenced(fast[1] ?? fast[2], audioEvent(payload));
-      }
-      let frame: unknown;
-      try {
-        frame = JSON.parse(text);
-      } catch {
-        fail('frame: invalid JSON');
-      }
-      if (!isObject(frame)) fail('frame: not a JSON object');
-      const event = frame.event;
-      if (typeof event !== 'string') fail('frame: event must be a string');
+      if (fast) return sequenced(fast[1] ?? fast[2], audioEvent(payload(fast[3]!)));
+      const { frame, event } = jsonEvent(text);
       switch (event) {
         case 'media':
           return parseMedia(frame);

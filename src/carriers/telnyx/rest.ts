@@ -2,7 +2,7 @@
 // Bearer API key, each bounded by a timeout. A call that has already ended is not an error when the
 // point was to end it.
 import { createHash } from 'node:crypto';
-import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
+import { CarrierApiError, retryableStatus } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
 import { carrierRequest } from '../carrier-request.js';
 import type { TelnyxStreamCodec } from '../../config/types.js';
@@ -48,6 +48,8 @@ export interface TelnyxRest {
     opts: { mediaUrl?: string; codec: TelnyxStreamCodec; clientState: string },
   ): Promise<void>;
   speak(callSid: string, text: string, clientState: string): Promise<void>;
+  /** Plays the recording at `audioUrl` (a WAV the carrier fetches) on an answered call. */
+  playback(callSid: string, audioUrl: string, clientState: string): Promise<void>;
   reject(callSid: string): Promise<void>;
   hangup(callSid: string): Promise<void>;
   transfer(callSid: string, target: string): Promise<void>;
@@ -136,8 +138,7 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
     if (opts.alreadyEndedIsDone && response.status === 422 && carrierCode === CALL_ALREADY_ENDED)
       return undefined;
     const detail = carrierCode === undefined ? '' : ` (Telnyx error ${carrierCode})`;
-    throw new CarrierApiError(`telnyx ${operation}: HTTP ${response.status}${detail}`, {
-      carrier: 'telnyx',
+    throw new CarrierApiError('telnyx', `telnyx ${operation}: HTTP ${response.status}${detail}`, {
       retryable: retryableStatus(response.status),
       status: response.status,
       carrierCode,
@@ -163,6 +164,14 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
         language: 'en-US',
         client_state: clientState,
         command_id: telnyxCommandId(callSid, 'speak', text),
+      });
+    },
+
+    async playback(callSid, audioUrl, clientState) {
+      await call('play audio', 'POST', action(callSid, 'playback_start'), {
+        audio_url: audioUrl,
+        client_state: clientState,
+        command_id: telnyxCommandId(callSid, 'playback_start', audioUrl),
       });
     },
 
@@ -195,8 +204,7 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
 
     async originate(request) {
       if (options.connectionId === null) {
-        throw new CarrierApiError('telnyx create call: TELNYX_CONNECTION_ID is not set', {
-          carrier: 'telnyx',
+        throw new CarrierApiError('telnyx', 'telnyx create call: TELNYX_CONNECTION_ID is not set', {
           retryable: false,
         });
       }
@@ -219,8 +227,7 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
       const callSid = data?.call_control_id;
       if (typeof callSid !== 'string' || callSid === '') {
         // The call may exist already, so a retry could place a second one.
-        throw new CarrierApiError('telnyx create call: response lacks data.call_control_id', {
-          carrier: 'telnyx',
+        throw new CarrierApiError('telnyx', 'telnyx create call: response lacks data.call_control_id', {
           retryable: false,
         });
       }
@@ -243,8 +250,7 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
       }
       const data = (answer as { data?: Record<string, unknown> } | undefined)?.data;
       if (typeof data?.is_alive !== 'boolean') {
-        throw new CarrierApiError('telnyx read call status: response lacks data.is_alive', {
-          carrier: 'telnyx',
+        throw new CarrierApiError('telnyx', 'telnyx read call status: response lacks data.is_alive', {
           retryable: true,
         });
       }

@@ -6,7 +6,7 @@ import type { KeyObject } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { MediaFormat } from '../../audio/format.js';
-import type { CallIntake, PreparedCall } from '../../call/carrier-port.js';
+import { type CallIntake, OBSERVER_HEADER, type PreparedCall } from '../../call/carrier-port.js';
 import type { TelnyxStreamCodec } from '../../config/types.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -91,7 +91,8 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
     }
   }
 
-  function onInitiated(webhook: TelnyxWebhook): void {
+  /** Returns the call prepared for an inbound call's stream, if one was. */
+  function onInitiated(webhook: TelnyxWebhook): PreparedCall | undefined {
     const call = readCallFields(webhook);
     const { callSid } = call;
     if (call.direction !== 'incoming') {
@@ -141,31 +142,35 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
         clientState: encodeClientState({ token: prepared.token }),
       }),
     );
+    return prepared;
   }
 
-  function onEvent(webhook: TelnyxWebhook): void {
+  function onEvent(webhook: TelnyxWebhook): PreparedCall | undefined {
     switch (webhook.eventType) {
       case 'call.initiated':
-        onInitiated(webhook);
-        return;
+        return onInitiated(webhook);
       case 'call.answered': {
         const call = readCallFields(webhook);
         if (decodeClientState(call.clientState)?.decline) {
-          // If the message cannot be spoken, the caller is not left on a silent line.
-          after('speak', call.callSid, (api) =>
-            api
-              .speak(call.callSid, intake.decline.message, encodeClientState({ decline: true }))
-              .catch(async (err: unknown) => {
-                await api.hangup(call.callSid).catch(() => undefined);
-                throw err;
-              }),
+          // If the message cannot be played or spoken, the caller is not left on a silent line.
+          const { message, audioUrl } = intake.decline;
+          const state = encodeClientState({ decline: true });
+          after(audioUrl ? 'play audio' : 'speak', call.callSid, (api) =>
+            (audioUrl
+              ? api.playback(call.callSid, audioUrl, state)
+              : api.speak(call.callSid, message, state)
+            ).catch(async (err: unknown) => {
+              await api.hangup(call.callSid).catch(() => undefined);
+              throw err;
+            }),
           );
         } else {
           log.info({ callSid: call.callSid }, 'telnyx call answered');
         }
         return;
       }
-      case 'call.speak.ended': {
+      case 'call.speak.ended':
+      case 'call.playback.ended': {
         const call = readCallFields(webhook);
         if (decodeClientState(call.clientState)?.decline)
           after('hang up call', call.callSid, (api) => api.hangup(call.callSid));
@@ -210,14 +215,14 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
       async (req: FastifyRequest, reply: FastifyReply) => {
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
         verify(req, raw);
-        let webhook: TelnyxWebhook;
+        let prepared: PreparedCall | undefined;
         try {
-          webhook = readTelnyxWebhook(raw);
-          onEvent(webhook);
+          prepared = onEvent(readTelnyxWebhook(raw));
         } catch (err) {
           if ((err as { code?: unknown }).code === BAD_REQUEST) intake.refused('telnyx', 'malformed');
           throw err;
         }
+        if (prepared) reply.header(OBSERVER_HEADER, prepared.observerToken);
         // Telnyx wants a 200; anything else sends the event to the failover URL.
         return reply.code(200).send({ received: true });
       },

@@ -3,7 +3,14 @@
 import type { AudioEncoding, MediaFormat } from '../../audio/format.js';
 import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
 import { CarrierFrameError } from '../../errors.js';
-import { decodeBase64Strict, DTMF_DIGITS, isObject, type JsonObject } from '../wire.js';
+import { decodeBase64Strict, DTMF_DIGITS, frameReader, isObject, type JsonObject } from '../wire.js';
+
+// Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
+const { jsonEvent, objectField, stringField, payload } = frameReader('twilio');
+
+function fail(message: string): never {
+  throw new CarrierFrameError(`twilio ${message}`);
+}
 
 const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
   'audio/x-mulaw': 'mulaw',
@@ -15,23 +22,6 @@ const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
 // Events without a body are shared rather than allocated per frame.
 const STOP: LegEvent = Object.freeze({ type: 'stop' });
 const IGNORED_MEDIA: LegEvent = Object.freeze({ type: 'ignored', event: 'media' });
-
-// Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
-function fail(message: string): never {
-  throw new CarrierFrameError(`twilio ${message}`);
-}
-
-function objectField(frame: JsonObject, key: string, event: string): JsonObject {
-  const value = frame[key];
-  if (!isObject(value)) fail(`${event}: ${key} must be an object`);
-  return value;
-}
-
-function stringField(obj: JsonObject, key: string, event: string): string {
-  const value = obj[key];
-  if (typeof value !== 'string') fail(`${event}: ${key} must be a string`);
-  return value;
-}
 
 function positiveInteger(obj: JsonObject, key: string, fallback: number): number {
   const value = obj[key];
@@ -133,20 +123,8 @@ export function createTwilioCodec(): TwilioCodec {
       if (isBinary) fail('frame: binary frames are not allowed');
       const text = data.toString('utf8');
       const fast = INBOUND_MEDIA.exec(text);
-      if (fast) {
-        const payload = decodeBase64Strict(fast[1]!);
-        if (payload === undefined) fail('media: payload is not valid base64');
-        return { type: 'audio', payload };
-      }
-      let frame: unknown;
-      try {
-        frame = JSON.parse(text);
-      } catch {
-        fail('frame: invalid JSON');
-      }
-      if (!isObject(frame)) fail('frame: not a JSON object');
-      const event = frame.event;
-      if (typeof event !== 'string') fail('frame: event must be a string');
+      if (fast) return { type: 'audio', payload: payload(fast[1]!) };
+      const { frame, event } = jsonEvent(text);
       switch (event) {
         case 'media':
           return parseMedia(frame);

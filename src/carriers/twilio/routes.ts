@@ -4,19 +4,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MULAW_8K } from '../../audio/format.js';
 import type { MachineVerdict, VerdictReport } from '../../call/amd-gate.js';
-import type { CallIntake, OutboundFinalStatus } from '../../call/carrier-port.js';
+import { type CallIntake, OBSERVER_HEADER, type OutboundFinalStatus } from '../../call/carrier-port.js';
 import type { OutboundContext } from '../../call/outbound-context.js';
 import type { Config } from '../../config/types.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { TWILIO_CONTEXT_PARAM } from './placer.js';
 import { validateTwilioSignature } from './signature.js';
-import { connectStreamTwiml, redirectTwiml, sayHangupTwiml } from './twiml.js';
+import { connectStreamTwiml, playHangupTwiml, redirectTwiml, sayHangupTwiml } from './twiml.js';
 
 type FormParams = Record<string, string | string[]>;
 
 const FORM_BODY_LIMIT_BYTES = 64 * 1024;
 const SID = /^[A-Za-z0-9]{2,64}$/;
-const OBSERVER_HEADER = 'x-callbridge-observer';
 
 function parseForm(body: string): FormParams {
   const params: FormParams = {};
@@ -129,8 +128,9 @@ export function twilioRoutes(config: Config, intake: CallIntake) {
       if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
       if (intake.admit('twilio') !== 'admitted') {
         // Declined politely, before any agent is dialed: the caller hears why, or goes elsewhere.
-        const { message, redirectUrl } = intake.decline;
-        return twiml(reply, redirectUrl ? redirectTwiml(redirectUrl) : sayHangupTwiml(message));
+        const { message, redirectUrl, audioUrl } = intake.decline;
+        if (redirectUrl) return twiml(reply, redirectTwiml(redirectUrl));
+        return twiml(reply, audioUrl ? playHangupTwiml(audioUrl) : sayHangupTwiml(message));
       }
       const outbound = contextOf(req);
       const direction =

@@ -25,6 +25,11 @@ export function sayHangupTwiml(text: string): string {
   return response(`<Say>${escapeXmlText(text)}</Say><Hangup/>`);
 }
 
+/** Declines a call with a recording: the caller hears it, then the call ends. */
+export function playHangupTwiml(audioUrl: string): string {
+  return response(`<Play>${escapeXmlText(audioUrl)}</Play><Hangup/>`);
+}
+
 const E164 = /^\+[1-9]\d{1,14}$/;
 const SIP_URI = /^sips?:/i;
 

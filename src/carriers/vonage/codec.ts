@@ -5,7 +5,14 @@
 import { type MediaFormat, unsupportedFormatReason } from '../../audio/format.js';
 import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
 import { CarrierFrameError } from '../../errors.js';
-import { DTMF_DIGITS, isObject, type JsonObject } from '../wire.js';
+import { DTMF_DIGITS, frameReader, isObject, type JsonObject } from '../wire.js';
+
+// Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
+const { jsonEvent, stringField } = frameReader('vonage');
+
+function fail(message: string): never {
+  throw new CarrierFrameError(`vonage ${message}`);
+}
 
 /** The NCCO `headers` that come back in `websocket:connected`: the call's uuid and its stream token. */
 export const CALL_HEADER = 'call_uuid';
@@ -23,18 +30,6 @@ const MAX_PARAMETER_VALUE_CHARS = 256;
 
 const CLEARED: LegEvent = Object.freeze({ type: 'cleared' });
 const CLEAR_FRAME = '{"action":"clear"}';
-
-// Messages name the field at fault and never echo frame content: frames carry caller data and tokens.
-function fail(message: string): never {
-  throw new CarrierFrameError(`vonage ${message}`);
-}
-
-function stringField(frame: JsonObject, key: string, event: string, maxChars: number): string {
-  const value = frame[key];
-  if (typeof value !== 'string') fail(`${event}: ${key} must be a string`);
-  if (value.length > maxChars) fail(`${event}: ${key} is longer than ${maxChars} characters`);
-  return value;
-}
 
 /** `audio/l16;rate=16000`: linear PCM at the given rate, the only media type Vonage streams. */
 export function parseContentType(value: string): MediaFormat {
@@ -86,15 +81,7 @@ function parseNotify(frame: JsonObject): LegEvent {
 }
 
 function parseText(data: Buffer): LegEvent {
-  let frame: unknown;
-  try {
-    frame = JSON.parse(data.toString('utf8'));
-  } catch {
-    fail('frame: invalid JSON');
-  }
-  if (!isObject(frame)) fail('frame: not a JSON object');
-  const event = frame.event;
-  if (typeof event !== 'string') fail('frame: event must be a string');
+  const { frame, event } = jsonEvent(data.toString('utf8'));
   switch (event) {
     case 'websocket:connected':
       return parseConnected(frame);

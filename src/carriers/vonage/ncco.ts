@@ -21,6 +21,11 @@ export function sayHangupNcco(text: string): Ncco {
   return [{ action: 'talk', text }];
 }
 
+/** Declines a call with a recording: the caller hears it, and the call ends with the NCCO. */
+export function streamHangupNcco(audioUrl: string): Ncco {
+  return [{ action: 'stream', streamUrl: [audioUrl] }];
+}
+
 const E164 = /^\+[1-9]\d{1,14}$/;
 const SIP_URI = /^sips?:[^\s"<>]{1,256}$/i;
 

@@ -1,7 +1,7 @@
 // The Vonage Voice API calls callbridge makes (docs/protocols/vonage.md, REST): JSON with an
 // application JWT, each bounded by a timeout. Hang-up and transfer update the live call; outbound
 // calls are created with their answer and event URLs and read back by uuid.
-import { CarrierApiError, retryableStatus } from '../carrier-api-error.js';
+import { CarrierApiError, retryableStatus } from '../../errors.js';
 import { carrierRequest } from '../carrier-request.js';
 import { boundedStatusWord, type CarrierCallState, type CarrierCallStatus } from '../call-status.js';
 import type { AppTokenSource } from './app-token.js';
@@ -85,8 +85,7 @@ function callState(body: unknown, operation: string): CarrierCallState {
   };
   if (typeof call.uuid !== 'string' || call.uuid === '' || call.uuid.length > 64) {
     // The call may exist already, so a retry could place a second one.
-    throw new CarrierApiError(`vonage ${operation}: response lacks the call's uuid`, {
-      carrier: CARRIER,
+    throw new CarrierApiError(CARRIER, `vonage ${operation}: response lacks the call's uuid`, {
       retryable: false,
     });
   }
@@ -109,8 +108,7 @@ export function createVonageRest(options: VonageRestOptions): VonageRest {
     try {
       authorization = `Bearer ${await options.token()}`;
     } catch (err) {
-      throw new CarrierApiError(`vonage ${operation}: could not sign the application token`, {
-        carrier: CARRIER,
+      throw new CarrierApiError(CARRIER, `vonage ${operation}: could not sign the application token`, {
         retryable: false,
         cause: err,
       });
@@ -131,8 +129,7 @@ export function createVonageRest(options: VonageRestOptions): VonageRest {
   function failure(operation: string, status: number, body: unknown): CarrierApiError {
     const carrierCode = vonageErrorType(body);
     const detail = carrierCode === undefined ? '' : ` (${carrierCode})`;
-    return new CarrierApiError(`vonage ${operation}: HTTP ${status}${detail}`, {
-      carrier: CARRIER,
+    return new CarrierApiError(CARRIER, `vonage ${operation}: HTTP ${status}${detail}`, {
       retryable: retryableStatus(status),
       status,
       carrierCode,

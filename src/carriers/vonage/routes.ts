@@ -3,11 +3,11 @@
 // takes status events. Both are verified as signed webhooks when a signature secret is set.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MediaFormat } from '../../audio/format.js';
-import type { CallIntake } from '../../call/carrier-port.js';
+import { type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { boundedStatusWord } from '../call-status.js';
 import { CALL_HEADER, CALL_UUID, TOKEN_HEADER } from './codec.js';
-import { connectWebsocketNcco, sayHangupNcco } from './ncco.js';
+import { connectWebsocketNcco, sayHangupNcco, streamHangupNcco } from './ncco.js';
 import { type ClaimOnce, inMemoryClaimOnce } from './replay-guard.js';
 import { SIGNATURE_TOLERANCE_MS, verifyVonageSignature } from './signature.js';
 
@@ -115,7 +115,8 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
       // Declined politely, before any agent is dialed. An NCCO cannot redirect to a URL, so the
       // caller hears why instead.
       req.log.warn({ callSid, reason: admission }, 'call declined');
-      return reply.send(sayHangupNcco(intake.decline.message));
+      const { message, audioUrl } = intake.decline;
+      return reply.send(audioUrl ? streamHangupNcco(audioUrl) : sayHangupNcco(message));
     }
     // Our own outbound calls name themselves on the answer URL they were created with (adapter.ts).
     const outbound = text(query, 'direction', 16) === 'outbound';
@@ -134,7 +135,7 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
       'answered',
     );
     return reply
-      .header('x-callbridge-observer', prepared.observerToken)
+      .header(OBSERVER_HEADER, prepared.observerToken)
       .send(
         connectWebsocketNcco(prepared.mediaUrl, { [CALL_HEADER]: callSid, [TOKEN_HEADER]: prepared.token }),
       );

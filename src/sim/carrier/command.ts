@@ -5,6 +5,8 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readWav, toMulaw8k, writeWavMulaw } from '../../audio/wav.js';
 import { packageRoot } from '../package-root.js';
+import { cliAdminToken } from '../../campaign-cli/token.js';
+import { analysisReport } from './call-analysis.js';
 import type { SimDialect } from './dialect.js';
 import { DEFAULT_DIALECT, dialectNames, findDialect } from './dialects/index.js';
 import type { CallEvent } from './events.js';
@@ -26,7 +28,9 @@ const processIo: CommandIo = {
 const E164 = /^\+[1-9]\d{1,14}$/;
 const USAGE =
   `usage: callbridge call [--server URL] [--carrier ${dialectNames().join('|')}] [--wav FILE] [--out FILE] ` +
-  '[--from E164] [--to E164] [--hold-ms N] [--no-wait] [--verbose]';
+  '[--from E164] [--to E164] [--hold-ms N] [--no-wait] [--no-analysis] [--verbose]';
+/** How long to wait for the server's post-call analysis of the call. */
+const ANALYSIS_WAIT_MS = 30_000;
 /** The caller phrase sent without --wav: raw μ-law 8 kHz, shipped with the package. */
 const BUNDLED_PHRASE = join('assets', 'phrases', 'caller-order.ulaw');
 
@@ -42,6 +46,8 @@ interface CallArgs {
   waitForGreeting: boolean;
   /** Also print every mark echo (`--verbose`); they come twice a second while the agent speaks. */
   verbose: boolean;
+  /** Wait for and print the server's analysis of the call (`--no-analysis` skips it). */
+  analysis: boolean;
 }
 
 class UsageError extends Error {}
@@ -113,6 +119,16 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
       `(${result.heard.length} bytes)${wrote}\n` +
       `  ${describeCallerTurn(result.events)}\n`,
   );
+  if (parsed.analysis && !hangUp.signal.aborted) {
+    const lines = await analysisReport({
+      server: parsed.server,
+      callSid: result.callSid,
+      token: adminToken(io.env),
+      timeoutMs: ANALYSIS_WAIT_MS,
+      intervalMs: 250,
+    });
+    for (const line of lines) io.stdout(`${line}\n`);
+  }
   if (result.ok) return 0;
   const nothingHeard = result.heard.length === 0 ? ', and the caller heard nothing' : '';
   io.stderr(`callbridge call: call failed: ${result.endReason}${nothingHeard}\n`);
@@ -133,6 +149,7 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
         to: { type: 'string' },
         'hold-ms': { type: 'string' },
         'no-wait': { type: 'boolean' },
+        'no-analysis': { type: 'boolean' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -179,7 +196,19 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
     holdMs: holdText === undefined ? DEFAULT_HOLD_MS : Number(holdText),
     waitForGreeting: values['no-wait'] !== true,
     verbose: values.verbose === true,
+    analysis: values['no-analysis'] !== true,
   };
+}
+
+/** ADMIN_TOKEN, else the server's token file under DATA_DIR, as the campaign commands find it. */
+function adminToken(
+  env: Record<string, string | undefined>,
+): { value: string } | { value: null; why: string } {
+  try {
+    return { value: cliAdminToken(env, process.cwd()) };
+  } catch (err) {
+    return { value: null, why: (err as Error).message };
+  }
 }
 
 /** When the caller spoke, for the summary: the greeting wait is what most often explains a call. */

@@ -1,7 +1,8 @@
 // How the simulated carrier plays one real carrier: its webhooks (signed as that carrier signs them
 // when credentials are given), the answer it reads, and its media framing. The phone itself (caller
 // audio in real time, a speaker that plays and echoes marks, clear, hang-up) is the same for every
-// carrier and works in μ-law 8 kHz; a dialect converts to and from the carrier's wire format.
+// carrier. A dialect frames audio in the stream's own format and converts nothing: the phone turns
+// it into what it hears and speaks, and the benchmark sends and checks it byte for byte.
 import type { MediaFormat } from '../../audio/format.js';
 import type { WireFrame } from '../../call/carrier-port.js';
 
@@ -23,8 +24,8 @@ export interface SimCallSpec {
 
 /** What the server sent on the media socket, as the phone acts on it. */
 export type SimServerEvent =
-  /** Agent audio converted to μ-law 8 kHz for the phone's speaker. */
-  | { type: 'audio'; mulaw: Buffer }
+  /** Agent audio in the stream's `format`, as the agent sent it (16-bit PCM little-endian). */
+  | { type: 'audio'; payload: Buffer }
   /** A mark (checkpoint, notify) to echo once the audio queued before it has played. */
   | { type: 'mark'; name: string }
   | { type: 'clear' }
@@ -45,8 +46,11 @@ export interface SimStream {
   parameters?: Record<string, string>;
   /** Frames the carrier sends once the socket is open (`connected`, `start`, …). */
   opening(): WireFrame[];
-  /** One 20 ms frame of caller audio (160 bytes μ-law 8 kHz) → the frames the carrier sends for it (none while it batches). */
-  callerAudio(mulaw: Buffer): WireFrame[];
+  /**
+   * One 20 ms frame of caller audio in the stream's `format` (16-bit PCM little-endian) → the frames
+   * the carrier sends for it (none while it batches).
+   */
+  callerAudio(payload: Buffer): WireFrame[];
   dtmf(digit: string): WireFrame;
   /** The server's frame → what the phone does with it. */
   serverFrame(data: Buffer, isBinary: boolean): SimServerEvent[];

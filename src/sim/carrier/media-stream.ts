@@ -7,6 +7,7 @@
 import WebSocket, { type RawData } from 'ws';
 import type { WireFrame } from '../../call/carrier-port.js';
 import type { SimServerEvent, SimStream } from './dialect.js';
+import { fromPhone, toPhone } from './dialects/audio.js';
 import { type CallEventLog, mulawMs } from './events.js';
 import { type FrameClock, startFrameClock } from './frame-clock.js';
 import { GreetingWait, type GreetingWaitLimits, type SpeakReason } from './greeting-wait.js';
@@ -200,7 +201,7 @@ class PhoneStream {
     const { log, stream } = this.o;
     switch (event.type) {
       case 'audio':
-        this.playout.enqueueAudio(event.mulaw);
+        this.playout.enqueueAudio(toPhone(event.payload, stream.format));
         if (this.playout.droppedOnOverflowBytes > 0) {
           log.warnOnce('server queued more audio than the phone buffers; the excess was dropped');
         }
@@ -254,7 +255,8 @@ class PhoneStream {
   }
 
   private sendMedia(payload: Buffer): void {
-    for (const frame of this.o.stream.callerAudio(payload)) this.send(frame);
+    const { stream } = this.o;
+    for (const frame of stream.callerAudio(fromPhone(payload, stream.format))) this.send(frame);
   }
 
   private send(frame: WireFrame): void {

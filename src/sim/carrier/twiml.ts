@@ -1,6 +1,7 @@
 // Reads the voice webhook's TwiML answer the way the carrier acts on it (docs/protocols/twilio.md):
 // `<Connect><Stream url>` with `<Parameter>` children opens a bidirectional media stream; an answer
-// without one (a `<Say>` then `<Hangup/>` when the server turns the call away) declines it.
+// without one (a `<Say>` or a `<Play>` of a recording, then `<Hangup/>`, when the server turns the
+// call away) declines it.
 // A deliberately small reader: attributes and text of a handful of elements, not a general XML parser.
 
 export type TwimlAnswer =
@@ -8,7 +9,8 @@ export type TwimlAnswer =
   | { kind: 'declined'; say: string; reason: string };
 
 export function readTwimlAnswer(xml: string): TwimlAnswer {
-  const say = textOf(xml, 'Say');
+  const played = textOf(xml, 'Play');
+  const say = textOf(xml, 'Say') || (played ? `(the recording at ${played})` : '');
   const connect = elementBody(xml, 'Connect');
   const streamTag = connect === undefined ? undefined : openTag(connect, 'Stream');
   if (connect === undefined || streamTag === undefined) {

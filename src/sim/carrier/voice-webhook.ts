@@ -2,8 +2,9 @@
 // simulated carrier sends it: no redirects followed, bounded in time, the caller may give up; the
 // server's JSON error read when it refuses, and the observer feed it offers picked up.
 
-/** The header with which the server offers its per-call observer feed. */
-export const OBSERVER_HEADER = 'x-callbridge-observer';
+import { OBSERVER_HEADER } from '../../call/carrier-port.js';
+
+export { OBSERVER_HEADER };
 
 export interface WebhookRequest {
   url: string;

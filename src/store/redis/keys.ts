@@ -18,6 +18,9 @@
 //   {queue}:dead-at            id → dead ms, the listing order      last write; bounded: maxDeadLetters
 //   {analysis}:jobs, :due,     post-call analysis work              bounded: the analysis queue's size
 //   :attempts, :errors, :leases                                       (src/speech/analysis.ts)
+//
+// The fleet's live-call directory and pub/sub channels live under the same prefix, each key
+// expiring; they are listed in src/fleet/keys.ts.
 
 /** How long the provider-verified hash outlives its last write: a provider silent this long is "never". */
 export const PROVIDER_VERIFIED_RETENTION_MS = 365 * 24 * 60 * 60_000;

@@ -5,7 +5,7 @@ import { createExotelAdapter } from '../../../src/carriers/exotel/adapter.js';
 import { exotelStreamUrl } from '../../../src/carriers/exotel/routes.js';
 import { upgradeCredentials } from '../../../src/carriers/exotel/upgrade-auth.js';
 import { load, removeProjects } from '../../config/project.js';
-import { type CodecSocketServer, startCodecSocketServer } from '../../helpers/codec-socket-server.js';
+import { type CodecSocketServer, startCodecSocket } from '../../helpers/codec-socket.js';
 import {
   type ExotelStreamClient,
   exotelTarget,
@@ -33,7 +33,7 @@ function pcm(bytes: number, seed: number): Buffer {
 
 async function open() {
   const adapter = createExotelAdapter(load({ EXOTEL_API_KEY: KEY, EXOTEL_API_TOKEN: TOKEN }));
-  server = await startCodecSocketServer({
+  server = await startCodecSocket({
     carrier: 'exotel',
     createCodec: adapter.createCodec,
     verifyUpgrade: (req) => adapter.verifyUpgrade!(req),
@@ -44,7 +44,7 @@ async function open() {
     8000,
   );
   const callSid = newExotelSid();
-  client = await openExotelStream(exotelTarget(handedOut, server.wsBase.replace('ws', 'http')), { callSid });
+  client = await openExotelStream(exotelTarget(handedOut, server.url.replace('ws', 'http')), { callSid });
   return { conn: await server.nextConnection(), callSid, client };
 }
 
@@ -73,9 +73,9 @@ describe('exotel media socket', () => {
     ]);
 
     const agent = [pcm(3200, 7), pcm(6400, 8)];
-    for (const chunk of agent) conn.socket.send(conn.codec.audio(chunk));
-    conn.socket.send(conn.codec.mark('m-1'));
-    conn.socket.send(conn.codec.clear());
+    for (const chunk of agent) conn.send(conn.codec.audio(chunk));
+    conn.send(conn.codec.mark('m-1'));
+    conn.send(conn.codec.clear());
     await conn.waitFor((e) => e.type === 'mark');
     await exotel.waitFor((m) => m.event === 'clear');
     expect(exotel.chunks()).toEqual(agent);

@@ -1,6 +1,6 @@
 // The Exotel REST client against a fake API on an ephemeral port.
 import { afterEach, describe, expect, it } from 'vitest';
-import { CarrierApiError } from '../../../src/carriers/carrier-api-error.js';
+import { CarrierApiError } from '../../../src/errors.js';
 import { createExotelRest } from '../../../src/carriers/exotel/rest.js';
 import type { FakeCarrierApi } from '../../helpers/fake-carrier-api.js';
 import { startFakeExotelApi } from '../../helpers/fake-exotel-api.js';

@@ -3,13 +3,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { exotelRoutes } from '../../../src/carriers/exotel/routes.js';
 import { upgradeCredentials } from '../../../src/carriers/exotel/upgrade-auth.js';
-import {
-  createFakeIntake,
-  type FakeIntake,
-  INSTANCE,
-  type RoutesApp,
-  startRoutesApp,
-} from '../../helpers/carrier-routes-app.js';
+import { type CarrierApp, startCarrierApp } from '../../helpers/carrier-app.js';
+import { createFakeIntake, type FakeIntake, INSTANCE } from '../../helpers/fake-intake.js';
 import {
   exotelTarget,
   newExotelSid,
@@ -20,7 +15,7 @@ import {
 const KEY = 'exotel-api-key';
 const TOKEN = 'exotel-api-token-secret-0001';
 
-let server: RoutesApp | undefined;
+let server: CarrierApp | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
@@ -30,7 +25,7 @@ async function start(
   opts: { credentials?: boolean; refuseUnverified?: boolean } = {},
 ): Promise<{ intake: FakeIntake; baseUrl: string }> {
   const intake = createFakeIntake();
-  server = await startRoutesApp(
+  server = await startCarrierApp(
     exotelRoutes({
       intake,
       upgradeCredentials: opts.credentials === false ? null : upgradeCredentials(KEY, TOKEN),
@@ -71,11 +66,11 @@ describe('exotel stream URL', () => {
   });
 
   it('hands out a URL Exotel dials back to the same path, with the Basic auth header', async () => {
-    const { baseUrl } = await start();
+    const { baseUrl, intake } = await start();
     const answer = await requestExotelStream(baseUrl, { CallSid: newExotelSid() });
     const target = exotelTarget(answer.url!, 'http://127.0.0.1:9');
-    expect(target.url).toMatch(
-      /^ws:\/\/127\.0\.0\.1:9\/media\/exotel\/instance-1\/tok[\w-]+\?sample-rate=8000$/,
+    expect(target.url).toBe(
+      `ws://127.0.0.1:9/media/exotel/${INSTANCE}/${intake.prepared[0]!.token}?sample-rate=8000`,
     );
     expect(target.headers.authorization).toBe(
       `Basic ${Buffer.from(`${KEY}:${upgradeCredentials(KEY, TOKEN).password}`).toString('base64')}`,

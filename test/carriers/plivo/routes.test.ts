@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type PlivoRoutesDeps, plivoRoutes } from '../../../src/carriers/plivo/routes.js';
 import { createMetrics, type Metrics } from '../../../src/metrics/metrics.js';
+import { readPlivoXml } from '../../../src/sim/carrier/dialects/plivo-xml.js';
 import { type CarrierApp, sinkLogger, startCarrierApp } from '../../helpers/carrier-app.js';
 import { createFakeIntake, type FakeIntake } from '../../helpers/fake-intake.js';
 import { answerParams, newNonce, type PlivoSigning, postPlivo } from '../../helpers/plivo-carrier.js';
@@ -56,7 +57,7 @@ describe('plivo answer URL', () => {
     const answer = await postPlivo(baseUrl, '/carriers/plivo/answer', params, valid());
     expect(answer.status).toBe(200);
     expect(answer.contentType).toBe('text/xml; charset=utf-8');
-    expect(answer.streamUrl).toBe(intake.answers[0]!.mediaUrl);
+    expect(answer.streamUrl).toBe(intake.prepared[0]!.mediaUrl);
     expect(answer.streamAttributes).toEqual({
       bidirectional: 'true',
       keepCallAlive: 'true',
@@ -64,8 +65,8 @@ describe('plivo answer URL', () => {
       statusCallbackUrl: `${PUBLIC_URL}/carriers/plivo/stream-status`,
       statusCallbackMethod: 'POST',
     });
-    expect(answer.observer).toBe(intake.answers[0]!.observerToken);
-    expect(intake.prepared).toEqual([
+    expect(answer.observer).toBe(intake.prepared[0]!.observerToken);
+    expect(intake.announced).toEqual([
       {
         carrier: 'plivo',
         callSid: params.CallUUID,
@@ -85,16 +86,16 @@ describe('plivo answer URL', () => {
       answerParams({ From: 'sip:alice@example.com', To: '+15550002222' }),
       valid(),
     );
-    expect(intake.prepared[0]).toMatchObject({ from: 'sip:alice@example.com', to: '+15550002222' });
+    expect(intake.announced[0]).toMatchObject({ from: 'sip:alice@example.com', to: '+15550002222' });
   });
 
   it('marks an outbound call as such, with the context its answer URL carries', async () => {
     const baseUrl = await start();
     const path = '/carriers/plivo/answer?context=campaign%3Ac1%2Ccontact%3A9';
     await postPlivo(baseUrl, path, answerParams({ Direction: 'outbound' }), valid());
-    expect(intake.prepared[0]).toMatchObject({ direction: 'outbound', context: 'campaign:c1,contact:9' });
+    expect(intake.announced[0]).toMatchObject({ direction: 'outbound', context: 'campaign:c1,contact:9' });
     await postPlivo(baseUrl, '/carriers/plivo/answer', answerParams(), valid());
-    expect(intake.prepared[1]!.context).toBeUndefined();
+    expect(intake.announced[1]!.context).toBeUndefined();
   });
 
   it('declines politely when not admitted: spoken message, then hang-up', async () => {
@@ -105,9 +106,27 @@ describe('plivo answer URL', () => {
     expect(answer.body).toBe(
       `<?xml version="1.0" encoding="UTF-8"?><Response><Speak>${intake.decline.message}</Speak><Hangup/></Response>`,
     );
-    expect(intake.prepared).toEqual([]);
+    expect(intake.announced).toEqual([]);
     const declined = await metrics.callsDeclined.get();
     expect(declined.values[0]).toMatchObject({ labels: { carrier: 'plivo', reason: 'draining' }, value: 1 });
+  });
+
+  it('plays the rendered decline when there is one, then hangs up', async () => {
+    intake.admission = 'at_capacity';
+    intake.decline = {
+      message: 'busy',
+      redirectUrl: null,
+      audioUrl: 'https://bridge.example.com/prompts/at_capacity.wav',
+    };
+    const baseUrl = await start();
+    const answer = await postPlivo(baseUrl, '/carriers/plivo/answer', answerParams(), valid());
+    expect(answer.body).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Play>https://bridge.example.com/prompts/at_capacity.wav</Play><Hangup/></Response>',
+    );
+    expect(readPlivoXml(answer.body)).toMatchObject({
+      kind: 'declined',
+      say: '(the recording at https://bridge.example.com/prompts/at_capacity.wav)',
+    });
   });
 
   it('redirects a declined call when a redirect URL is set', async () => {
@@ -127,14 +146,14 @@ describe('plivo answer URL', () => {
         error: { code: 'CALLBRIDGE_BAD_REQUEST', message: 'CallUUID is missing or malformed' },
       });
     }
-    expect(intake.prepared).toEqual([]);
+    expect(intake.announced).toEqual([]);
     expect(intake.refusals.every((r) => r.reason === 'malformed')).toBe(true);
   });
 
   it('never logs the stream token', async () => {
     const baseUrl = await start();
     await postPlivo(baseUrl, '/carriers/plivo/answer', answerParams(), valid());
-    expect(logLines.join('\n')).not.toContain(intake.answers[0]!.token);
+    expect(logLines.join('\n')).not.toContain(intake.prepared[0]!.token);
   });
 });
 
@@ -187,7 +206,7 @@ describe('plivo signatures', () => {
     const replay = await postPlivo(baseUrl, '/carriers/plivo/answer', params, valid({ nonce }));
     expect(replay.status).toBe(403);
     expect(JSON.parse(replay.body).error.message).toContain('already used');
-    expect(intake.prepared).toHaveLength(1);
+    expect(intake.announced).toHaveLength(1);
     expect(intake.refusals).toEqual([{ carrier: 'plivo', reason: 'signature_replayed' }]);
   });
 

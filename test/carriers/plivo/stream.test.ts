@@ -24,7 +24,7 @@ let intake: FakeIntake;
 let client: PlivoStreamClient | undefined;
 
 beforeEach(async () => {
-  media = await startCodecSocket(createPlivoCodec);
+  media = await startCodecSocket({ carrier: 'plivo', createCodec: createPlivoCodec });
   intake = createFakeIntake({ mediaBase: media.url });
   app = await startCarrierApp(
     plivoRoutes({
@@ -64,7 +64,7 @@ async function call() {
 describe('plivo call over real sockets', () => {
   it('brings the stream token back in the path, for the call it was issued to', async () => {
     const { connection, start, params } = await call();
-    expect(connection.path).toBe(`/media/plivo/i-1/${intake.answers[0]!.token}`);
+    expect(connection.path).toBe(`/media/plivo/i-1/${intake.prepared[0]!.token}`);
     expect(start).toMatchObject({ callSid: params.CallUUID });
     expect(start.token).toBeUndefined();
   });

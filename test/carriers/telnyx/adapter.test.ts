@@ -1,9 +1,12 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { realClock } from '../../../src/call/clock.js';
+import { Downlink } from '../../../src/call/downlink.js';
 import { createTelnyxAdapter } from '../../../src/carriers/telnyx/adapter.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { MINIMAL_PROJECT } from '../../config/project.js';
+import { fakeLeg } from '../../helpers/call-fakes.js';
 import { type FakeCarrierApi, startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';
 import { telnyxAccount } from '../../helpers/telnyx-carrier.js';
 
@@ -32,14 +35,36 @@ describe('telnyx adapter', () => {
     expect(full.control).not.toBeNull();
   });
 
-  it('sends 20 ms multiples of the stream format downstream', () => {
+  it('sends 20 ms multiples of the stream format downstream, never less than one frame a message', () => {
     const adapter = createTelnyxAdapter(config({}), { logger, metrics: createMetrics('global') });
     expect(adapter.downlink({ encoding: 'mulaw', sampleRate: 8000, channels: 1 })).toEqual({
       frameBytes: 160,
+      minMessageBytes: 160,
     });
     expect(adapter.downlink({ encoding: 'linear16', sampleRate: 16000, channels: 1 })).toEqual({
       frameBytes: 640,
+      minMessageBytes: 640,
     });
+  });
+
+  it("pads a reply's last partial frame with silence to a whole 20 ms message", () => {
+    const adapter = createTelnyxAdapter(config({}), { logger, metrics: createMetrics('global') });
+    const format = { encoding: 'mulaw', sampleRate: 8000, channels: 1 } as const;
+    const leg = fakeLeg();
+    const downlink = new Downlink({
+      leg,
+      rules: adapter.downlink(format),
+      format,
+      clock: realClock,
+      counts: { downFrames: 0, downBytes: 0 },
+    });
+    downlink.replyStarted();
+    downlink.audio(Buffer.alloc(170, 0x11));
+    downlink.replyDone();
+    const sent = leg.commands.flatMap((c) => (c.kind === 'audio' ? [c.bytes] : []));
+    expect(sent.map((b) => b.length)).toEqual([160, 160]);
+    expect(sent[1]!.subarray(0, 10).equals(Buffer.alloc(10, 0x11))).toBe(true);
+    expect(sent[1]!.subarray(10).equals(Buffer.alloc(150, 0xff))).toBe(true);
   });
 
   it('hangs up and transfers through the API, counting each request', async () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CarrierApiError } from '../../../src/carriers/carrier-api-error.js';
+import { CarrierApiError } from '../../../src/errors.js';
 import { createTelnyxRest, telnyxCommandId } from '../../../src/carriers/telnyx/rest.js';
 import { type FakeCarrierApi, startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';
 

@@ -74,7 +74,7 @@ describe('telnyx call.initiated', () => {
     const answer = await postTelnyxEvent(baseUrl, telnyxEvent('call.initiated', payload), valid);
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toEqual({ received: true });
-    expect(intake.prepared).toEqual([
+    expect(intake.announced).toEqual([
       {
         carrier: 'telnyx',
         callSid: payload.call_control_id,
@@ -90,20 +90,24 @@ describe('telnyx call.initiated', () => {
     );
     const body = JSON.parse(request.body) as Record<string, unknown>;
     expect(body).toMatchObject({
-      stream_url: intake.answers[0]!.mediaUrl,
+      stream_url: intake.prepared[0]!.mediaUrl,
       stream_track: 'inbound_track',
       stream_bidirectional_mode: 'rtp',
       stream_bidirectional_codec: 'PCMU',
       stream_bidirectional_target_legs: 'self',
     });
-    expect(decodeClientState(body.client_state)).toEqual({ token: intake.answers[0]!.token });
+    expect(decodeClientState(body.client_state)).toEqual({ token: intake.prepared[0]!.token });
     await expect.poll(() => apiCount('answer call', 'ok')).toBe(1);
   });
 
   it('announces L16 at 16 kHz when that codec is configured', async () => {
     const { baseUrl } = await start({ codec: 'L16' });
     await postTelnyxEvent(baseUrl, telnyxEvent('call.initiated', callPayload()), valid);
-    expect(intake.prepared[0]!.mediaFormat).toEqual({ encoding: 'linear16', sampleRate: 16000, channels: 1 });
+    expect(intake.announced[0]!.mediaFormat).toEqual({
+      encoding: 'linear16',
+      sampleRate: 16000,
+      channels: 1,
+    });
   });
 
   it('counts and logs an answer that fails, and still answers the webhook 200', async () => {
@@ -130,7 +134,7 @@ describe('telnyx call.initiated', () => {
     const event = telnyxEvent('call.initiated', callPayload());
     expect((await postTelnyxEvent(baseUrl, event, valid)).status).toBe(200);
     expect((await postTelnyxEvent(baseUrl, event, valid)).status).toBe(200);
-    expect(intake.prepared).toHaveLength(1);
+    expect(intake.announced).toHaveLength(1);
     await api.waitFor((r) => r.path.endsWith('/actions/answer'));
     expect(api.requests).toHaveLength(1);
   });
@@ -147,7 +151,7 @@ describe('telnyx call.initiated', () => {
     expect((await postTelnyxEvent(baseUrl, event, valid)).status).toBe(500);
     expect((await postTelnyxEvent(baseUrl, event, valid)).status).toBe(200);
     await api.waitFor((r) => r.path.endsWith('/actions/answer'));
-    expect(intake.prepared).toHaveLength(1);
+    expect(intake.announced).toHaveLength(1);
   });
 
   it('leaves our own outbound calls alone', async () => {
@@ -159,14 +163,14 @@ describe('telnyx call.initiated', () => {
     );
     expect(answer.status).toBe(200);
     expect(intake.admitted).toEqual([]);
-    expect(intake.prepared).toEqual([]);
+    expect(intake.announced).toEqual([]);
   });
 
   it('without an API key, logs that the call cannot be answered and prepares nothing', async () => {
     const { baseUrl } = await start({ rest: null });
     const answer = await postTelnyxEvent(baseUrl, telnyxEvent('call.initiated', callPayload()), valid);
     expect(answer.status).toBe(200);
-    expect(intake.prepared).toEqual([]);
+    expect(intake.announced).toEqual([]);
     expect(logLines.some((line) => line.includes('TELNYX_API_KEY is not set'))).toBe(true);
   });
 
@@ -176,7 +180,7 @@ describe('telnyx call.initiated', () => {
     await api.waitFor((r) => r.path.endsWith('/actions/answer'));
     await expect.poll(() => apiCount('answer call', 'ok')).toBe(1);
     const logs = logLines.join('\n');
-    expect(logs).not.toContain(intake.answers[0]!.token);
+    expect(logs).not.toContain(intake.prepared[0]!.token);
     expect(logs).not.toContain('KEY-SECRET-1');
   });
 });
@@ -187,7 +191,7 @@ describe('telnyx declined calls', () => {
     const { baseUrl } = await start();
     const callControlId = newCallControlId();
     await postTelnyxEvent(baseUrl, telnyxEvent('call.initiated', callPayload({ callControlId })), valid);
-    expect(intake.prepared).toEqual([]);
+    expect(intake.announced).toEqual([]);
     const answerRequest = await api.waitFor((r) => r.path.endsWith('/actions/answer'));
     const answerBody = JSON.parse(answerRequest.body) as Record<string, unknown>;
     expect(answerBody.stream_url).toBeUndefined();
@@ -212,6 +216,30 @@ describe('telnyx declined calls', () => {
     expect(declined.values).toEqual([
       expect.objectContaining({ labels: { carrier: 'telnyx', reason: 'at_capacity' }, value: 1 }),
     ]);
+  });
+
+  it('plays the rendered decline when there is one, then hangs up once it ended', async () => {
+    const { baseUrl } = await start();
+    intake.decline.audioUrl = 'https://bridge.example.com/prompts/at_capacity.wav';
+    const callControlId = newCallControlId();
+    const clientState = encodeClientState({ decline: true });
+    await postTelnyxEvent(
+      baseUrl,
+      telnyxEvent('call.answered', callPayload({ callControlId, clientState })),
+      valid,
+    );
+    const play = await api.waitFor((r) => r.path.endsWith('/actions/playback_start'));
+    expect(JSON.parse(play.body)).toMatchObject({
+      audio_url: 'https://bridge.example.com/prompts/at_capacity.wav',
+      client_state: clientState,
+    });
+    expect(api.requests.some((r) => r.path.endsWith('/actions/speak'))).toBe(false);
+    await postTelnyxEvent(
+      baseUrl,
+      telnyxEvent('call.playback.ended', callPayload({ callControlId, clientState })),
+      valid,
+    );
+    await api.waitFor((r) => r.path.endsWith('/actions/hangup'));
   });
 
   it('hangs up a declined call whose message cannot be spoken', async () => {
@@ -252,7 +280,7 @@ describe('telnyx webhook verification', () => {
     });
     expect(answer.status).toBe(403);
     expect(intake.refusals).toEqual([{ carrier: 'telnyx', reason: 'signature_bad_signature' }]);
-    expect(intake.prepared).toEqual([]);
+    expect(intake.announced).toEqual([]);
   });
 
   it('refuses a replay of a signed webhook after 300 s', async () => {
@@ -297,7 +325,7 @@ describe('telnyx webhook verification', () => {
     const { baseUrl } = await start({ publicKeys: [] });
     const answer = await postTelnyxEvent(baseUrl, telnyxEvent('call.initiated', callPayload()));
     expect(answer.status).toBe(200);
-    expect(intake.prepared).toHaveLength(1);
+    expect(intake.announced).toHaveLength(1);
   });
 
   it('refuses every webhook in production when no public key is set', async () => {
@@ -341,7 +369,7 @@ describe('telnyx malformed and unknown webhooks', () => {
       const answer = await postTelnyxEvent(baseUrl, { raw: JSON.stringify(body) }, valid);
       expect(answer.status).toBe(400);
       expect(JSON.parse(answer.body).error.code).toBe('CALLBRIDGE_BAD_REQUEST');
-      expect(intake.prepared).toEqual([]);
+      expect(intake.announced).toEqual([]);
     });
   }
 
@@ -371,7 +399,7 @@ describe('telnyx malformed and unknown webhooks', () => {
       const answer = await postTelnyxEvent(baseUrl, telnyxEvent(type, callPayload()), valid);
       expect(answer.status).toBe(200);
     }
-    expect(intake.prepared).toEqual([]);
+    expect(intake.announced).toEqual([]);
     expect(api.requests).toEqual([]);
   });
 });

@@ -31,7 +31,7 @@ let client: TelnyxStreamClient | undefined;
 
 beforeEach(async () => {
   sim = await startSimulatedCarrierApi();
-  media = await startCodecSocket(() => createTelnyxCodec());
+  media = await startCodecSocket({ carrier: 'telnyx', createCodec: () => createTelnyxCodec() });
   intake = createFakeIntake({ mediaBase: media.url });
   app = await startCarrierApp(
     telnyxRoutes({
@@ -71,10 +71,10 @@ async function call() {
 describe('telnyx call over real sockets', () => {
   it('brings the stream token back both in the path and in start, for the call it was issued to', async () => {
     const { connection, start, announced } = await call();
-    const token = intake.answers[0]!.token;
+    const token = intake.prepared[0]!.token;
     expect(connection.path).toBe(`/media/telnyx/i-1/${token}`);
     expect(start).toMatchObject({ callSid: announced.callControlId, token });
-    expect(start.callSid).toBe(intake.prepared[0]!.callSid);
+    expect(start.callSid).toBe(intake.announced[0]!.callSid);
   });
 
   it('carries caller audio in order even when frames arrive shuffled', async () => {
@@ -121,7 +121,7 @@ describe('telnyx call over real sockets', () => {
         const announced = await announceTelnyxCall(other.baseUrl, answerFromRecordedRequests(api.requests), {
           kind: 'none',
         });
-        expect(announced.streamUrl).toBe(intake.answers[0]!.mediaUrl);
+        expect(announced.streamUrl).toBe(intake.prepared[0]!.mediaUrl);
       } finally {
         await other.close();
       }

@@ -2,7 +2,7 @@
 // it and writes back, byte for byte.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createVonageCodec } from '../../../src/carriers/vonage/codec.js';
-import { type CodecSocketServer, startCodecSocketServer } from '../../helpers/codec-socket-server.js';
+import { type CodecSocketServer, startCodecSocket } from '../../helpers/codec-socket.js';
 import { openVonageStream, type VonageStreamClient } from '../../helpers/vonage-carrier.js';
 
 const UUID = '63f61863-4a51-4f6b-86e1-46edebcf9356';
@@ -24,8 +24,8 @@ function frame(seed: number): Buffer {
 
 describe('vonage media socket', () => {
   it('carries start, caller audio, DTMF, agent audio, notify and clear, bytes intact', async () => {
-    server = await startCodecSocketServer({ carrier: 'vonage', createCodec: createVonageCodec });
-    client = await openVonageStream(`${server.wsBase}/media/vonage/i-1/tok-1`, ENDPOINT);
+    server = await startCodecSocket({ carrier: 'vonage', createCodec: createVonageCodec });
+    client = await openVonageStream(`${server.url}/media/vonage/i-1/tok-1`, ENDPOINT);
     const conn = await server.nextConnection();
     expect(conn.pathToken).toBe('tok-1');
 
@@ -48,9 +48,9 @@ describe('vonage media socket', () => {
     ]);
 
     const agent = [frame(7), frame(8)];
-    for (const f of agent) conn.socket.send(conn.codec.audio(f));
-    conn.socket.send(conn.codec.mark('m-1'));
-    conn.socket.send(conn.codec.clear());
+    for (const f of agent) conn.send(conn.codec.audio(f));
+    conn.send(conn.codec.mark('m-1'));
+    conn.send(conn.codec.clear());
     await conn.waitFor((e) => e.type === 'cleared');
     expect(client.audioMessages).toEqual(agent);
     expect(client.controls).toEqual([{ action: 'notify', payload: { mark: 'm-1' } }, { action: 'clear' }]);
@@ -59,8 +59,8 @@ describe('vonage media socket', () => {
   });
 
   it('refuses junk without crashing: odd binary, text that is not JSON', async () => {
-    server = await startCodecSocketServer({ carrier: 'vonage', createCodec: createVonageCodec });
-    client = await openVonageStream(`${server.wsBase}/media/vonage/i-1/tok-1`, ENDPOINT);
+    server = await startCodecSocket({ carrier: 'vonage', createCodec: createVonageCodec });
+    client = await openVonageStream(`${server.url}/media/vonage/i-1/tok-1`, ENDPOINT);
     const conn = await server.nextConnection();
     client.sendRaw(Buffer.alloc(3), true);
     client.sendRaw('hello', false);

@@ -3,7 +3,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CarrierApiError } from '../../../src/carriers/carrier-api-error.js';
+import { CarrierApiError } from '../../../src/errors.js';
 import { createAppTokenSource } from '../../../src/carriers/vonage/app-token.js';
 import { createVonageRest } from '../../../src/carriers/vonage/rest.js';
 import type { FakeCarrierApi } from '../../helpers/fake-carrier-api.js';

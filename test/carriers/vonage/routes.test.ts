@@ -2,13 +2,9 @@
 // the `jsonwebtoken` package (test/helpers/vonage-carrier.ts), independently of the project's code.
 import { afterEach, describe, expect, it } from 'vitest';
 import { vonageRoutes } from '../../../src/carriers/vonage/routes.js';
-import {
-  createFakeIntake,
-  type FakeIntake,
-  INSTANCE,
-  type RoutesApp,
-  startRoutesApp,
-} from '../../helpers/carrier-routes-app.js';
+import { readNcco } from '../../../src/sim/carrier/dialects/vonage.js';
+import { type CarrierApp, startCarrierApp } from '../../helpers/carrier-app.js';
+import { createFakeIntake, type FakeIntake, INSTANCE } from '../../helpers/fake-intake.js';
 import {
   announceVonageCall,
   newVonageUuid,
@@ -21,7 +17,7 @@ const APP_ID = '11111111-2222-4333-8444-555555555555';
 const API_KEY = 'abcd1234';
 const SIGNING = { secret: SECRET, applicationId: APP_ID, apiKey: API_KEY };
 
-let server: RoutesApp | undefined;
+let server: CarrierApp | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
@@ -31,7 +27,7 @@ async function start(
   opts: { secrets?: string[]; refuseUnverified?: boolean } = {},
 ): Promise<{ intake: FakeIntake; baseUrl: string }> {
   const intake = createFakeIntake();
-  server = await startRoutesApp(
+  server = await startCarrierApp(
     vonageRoutes({
       intake,
       signatureSecrets: opts.secrets ?? [SECRET],
@@ -110,6 +106,20 @@ describe('vonage answer webhook', () => {
     expect(intake.prepared).toHaveLength(0);
   });
 
+  it('streams the rendered decline when there is one', async () => {
+    const { intake, baseUrl } = await start();
+    intake.admission = 'draining';
+    intake.decline.audioUrl = 'https://bridge.example.com/prompts/at_capacity.wav';
+    const answer = await announceVonageCall(baseUrl, { uuid: newVonageUuid() }, { signing: SIGNING });
+    expect(answer.ncco).toEqual([
+      { action: 'stream', streamUrl: ['https://bridge.example.com/prompts/at_capacity.wav'] },
+    ]);
+    expect(readNcco(JSON.stringify(answer.ncco))).toEqual({
+      kind: 'declined',
+      say: '(the recording at https://bridge.example.com/prompts/at_capacity.wav)',
+    });
+  });
+
   const refusals: Array<[string, (body: string) => Parameters<typeof announceVonageCall>[2], string]> = [
     ['unsigned', () => ({}), 'signature_missing'],
     [
@@ -161,7 +171,7 @@ describe('vonage answer webhook', () => {
   it("records nonces through the store's claimOnce when given one", async () => {
     const intake = createFakeIntake();
     const claimed: Array<[string, number]> = [];
-    server = await startRoutesApp(
+    server = await startCarrierApp(
       vonageRoutes({
         intake,
         signatureSecrets: [SECRET],

@@ -67,11 +67,11 @@ describe('plivo dialect: announcing a call', () => {
     const server = await startServer();
     const answer = await plivoDialect.announce(spec(server, { PLIVO_AUTH_TOKEN: AUTH_TOKEN }));
     const stream = streamOf(answer);
-    expect(answer).toMatchObject({ warnings: [], observerToken: intake.answers[0]!.observerToken });
-    expect(stream.url).toBe(intake.answers[0]!.mediaUrl);
+    expect(answer).toMatchObject({ warnings: [], observerToken: intake.prepared[0]!.observerToken });
+    expect(stream.url).toBe(intake.prepared[0]!.mediaUrl);
     expect(stream.format).toEqual({ encoding: 'mulaw', sampleRate: 8000, channels: 1 });
     // Plivo writes numbers without the +; the server routes them as E.164.
-    expect(intake.prepared[0]).toMatchObject({
+    expect(intake.announced[0]).toMatchObject({
       from: '+15005550006',
       to: '+15005550001',
       callSid: stream.callSid,
@@ -190,7 +190,7 @@ describe('plivo dialect: the stream against the server codec', () => {
   it('plays what the codec writes: playAudio, checkpoint, clearAudio, without warnings', () => {
     const { stream, codec } = pair();
     expect(stream.serverFrame(Buffer.from(codec.audio(MULAW_FRAME)), false)).toEqual([
-      { type: 'audio', mulaw: MULAW_FRAME },
+      { type: 'audio', payload: MULAW_FRAME },
     ]);
     expect(stream.serverFrame(Buffer.from(codec.mark('m-2')), false)).toEqual([
       { type: 'mark', name: 'm-2' },
@@ -205,16 +205,9 @@ describe('plivo dialect: the stream against the server codec', () => {
       { encoding: 'mulaw', sampleRate: 8000 },
       { encoding: 'linear16', sampleRate: 16000 },
     );
-    expect(stream.callerAudio(MULAW_FRAME).map(parse)).toEqual([{ type: 'audio', payload: pcm }]);
+    expect(stream.callerAudio(pcm).map(parse)).toEqual([{ type: 'audio', payload: pcm }]);
     expect(stream.serverFrame(Buffer.from(codec.audio(pcm)), false)).toEqual([
-      {
-        type: 'audio',
-        mulaw: transcode(
-          pcm,
-          { encoding: 'linear16', sampleRate: 16000 },
-          { encoding: 'mulaw', sampleRate: 8000 },
-        ),
-      },
+      { type: 'audio', payload: pcm },
     ]);
   });
 

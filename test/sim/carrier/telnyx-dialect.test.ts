@@ -91,10 +91,10 @@ describe('telnyx dialect: announcing a call', () => {
     const answer = await telnyxDialect.announce(spec(server, signedEnv()));
     const stream = streamOf(answer);
     expect(answer).toMatchObject({ warnings: [] });
-    expect(stream.url).toBe(intake.answers[0]!.mediaUrl);
+    expect(stream.url).toBe(intake.prepared[0]!.mediaUrl);
     expect(stream.format).toEqual({ encoding: 'mulaw', sampleRate: 8000, channels: 1 });
-    expect(stream.callSid).toBe(intake.prepared[0]!.callSid);
-    expect(intake.prepared[0]).toMatchObject({
+    expect(stream.callSid).toBe(intake.announced[0]!.callSid);
+    expect(intake.announced[0]).toMatchObject({
       from: '+15005550006',
       to: '+15005550001',
       direction: 'inbound',
@@ -116,7 +116,7 @@ describe('telnyx dialect: announcing a call', () => {
       kind: 'failed',
       error: expect.stringContaining('CALLBRIDGE_SIM_CARRIER_API'),
     });
-    expect(intake.prepared).toEqual([]);
+    expect(intake.announced).toEqual([]);
   });
 
   it('is refused, and says why, when the server verifies and the phone cannot sign', async () => {
@@ -142,6 +142,20 @@ describe('telnyx dialect: announcing a call', () => {
     });
     const call = sim.calls.list(1)[0]!;
     expect(call.requests.map((r) => r.action)).toEqual(['answer', 'speak', 'hangup']);
+  });
+
+  it('hears a decline played from a recording: answered, played to, hung up', async () => {
+    intake.admission = 'draining';
+    intake.decline.audioUrl = 'https://bridge.example.com/prompts/at_capacity.wav';
+    const server = await startServer();
+    const answer = await telnyxDialect.announce(spec(server, signedEnv()));
+    expect(answer).toEqual({
+      kind: 'declined',
+      reason: 'answered without a media stream',
+      say: '(the recording at https://bridge.example.com/prompts/at_capacity.wav)',
+    });
+    const call = sim.calls.list(1)[0]!;
+    expect(call.requests.map((r) => r.action)).toEqual(['answer', 'playback_start', 'hangup']);
   });
 
   it('reads an L16 answer as 16 kHz linear PCM', async () => {
@@ -213,7 +227,7 @@ describe('telnyx dialect: the stream against the server codec', () => {
     const { stream, codec } = pair();
     const agent = Buffer.from(MULAW_FRAME);
     expect(stream.serverFrame(Buffer.from(codec.audio(agent)), false)).toEqual([
-      { type: 'audio', mulaw: agent },
+      { type: 'audio', payload: agent },
     ]);
     expect(stream.serverFrame(Buffer.from(codec.mark('m-2')), false)).toEqual([
       { type: 'mark', name: 'm-2' },
@@ -223,15 +237,13 @@ describe('telnyx dialect: the stream against the server codec', () => {
 
   it('round-trips A-law', () => {
     const { stream, parse } = pair('PCMA');
-    const [event] = stream.callerAudio(MULAW_FRAME).flatMap(parse);
-    expect(event).toEqual({
-      type: 'audio',
-      payload: transcode(
-        MULAW_FRAME,
-        { encoding: 'mulaw', sampleRate: 8000 },
-        { encoding: 'alaw', sampleRate: 8000 },
-      ),
-    });
+    const alaw = transcode(
+      MULAW_FRAME,
+      { encoding: 'mulaw', sampleRate: 8000 },
+      { encoding: 'alaw', sampleRate: 8000 },
+    );
+    const [event] = stream.callerAudio(alaw).flatMap(parse);
+    expect(event).toEqual({ type: 'audio', payload: alaw });
   });
 
   it("sends L16 big-endian, which the codec turns into little-endian, and plays the codec's L16 back", () => {
@@ -241,17 +253,10 @@ describe('telnyx dialect: the stream against the server codec', () => {
       { encoding: 'mulaw', sampleRate: 8000 },
       { encoding: 'linear16', sampleRate: 16000 },
     );
-    const [event] = stream.callerAudio(MULAW_FRAME).flatMap(parse);
+    const [event] = stream.callerAudio(expected).flatMap(parse);
     expect(event).toEqual({ type: 'audio', payload: expected });
     const [played] = stream.serverFrame(Buffer.from(codec.audio(expected)), false);
-    expect(played).toEqual({
-      type: 'audio',
-      mulaw: transcode(
-        expected,
-        { encoding: 'linear16', sampleRate: 16000 },
-        { encoding: 'mulaw', sampleRate: 8000 },
-      ),
-    });
+    expect(played).toEqual({ type: 'audio', payload: expected });
   });
 
   it('warns about what Telnyx would not take', () => {

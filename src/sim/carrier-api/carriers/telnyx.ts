@@ -18,6 +18,7 @@ const ACTIONS = new Set([
   'reject',
   'transfer',
   'speak',
+  'playback_start',
   'streaming_start',
   'streaming_stop',
 ]);
@@ -47,6 +48,11 @@ function action(req: SimApiRequest, call: SimCallRecord): void {
     case 'speak': {
       const text = field(body, 'payload');
       if (typeof text === 'string') call.spoken.push(text);
+      return;
+    }
+    case 'playback_start': {
+      const url = field(body, 'audio_url');
+      if (typeof url === 'string') call.spoken.push(`(the recording at ${url})`);
       return;
     }
     case 'transfer': {

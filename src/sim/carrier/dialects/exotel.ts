@@ -4,11 +4,11 @@
 // `connected`, `start` (numbers as strings), caller audio in `media` messages of about 100 ms, echoes
 // marks once the audio before them has played, and ends with `stop`; a status callback follows.
 import { randomBytes } from 'node:crypto';
-import { transcode } from '../../../audio/codec.js';
 import type { MediaFormat } from '../../../audio/format.js';
 import type { WireFrame } from '../../../call/carrier-port.js';
 import type { SimAnswer, SimCallSpec, SimDialect, SimServerEvent, SimStream } from '../dialect.js';
 import { carrierFetch, serverError } from './fetch-answer.js';
+import { markName, readServerJson, unknownEventWarning } from './server-json.js';
 
 const FRAME_MS = 20;
 /** Exotel batches caller audio into messages of about 100 ms. */
@@ -20,7 +20,6 @@ const MAX_CHUNK_BYTES = 100_000;
 /** At most three query parameters come back as `custom_parameters`. */
 const MAX_CUSTOM_PARAMETERS = 3;
 const EXOTEL_RATES = new Set([8000, 16000, 24000]);
-const MULAW_8K = { encoding: 'mulaw', sampleRate: 8000 } as const;
 
 type Env = Record<string, string | undefined>;
 
@@ -126,10 +125,8 @@ class ExotelSimStream implements SimStream {
     ];
   }
 
-  callerAudio(mulaw: Buffer): WireFrame[] {
-    this.pending.push(
-      transcode(mulaw, MULAW_8K, { encoding: 'linear16', sampleRate: this.format.sampleRate }),
-    );
+  callerAudio(frame: Buffer): WireFrame[] {
+    this.pending.push(frame);
     if (this.pending.length < FRAMES_PER_MESSAGE) return [];
     const payload = Buffer.concat(this.pending);
     this.pending = [];
@@ -158,14 +155,9 @@ class ExotelSimStream implements SimStream {
   }
 
   serverFrame(data: Buffer, isBinary: boolean): SimServerEvent[] {
-    if (isBinary) return this.warnOnce('server sent a binary frame; Exotel reads only JSON text frames');
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
-      if (typeof message !== 'object' || message === null) throw new TypeError('not an object');
-    } catch {
-      return this.warnOnce('server sent a frame that is not a JSON object; ignored');
-    }
+    const read = readServerJson(data, isBinary, 'Exotel');
+    if (!read.ok) return this.warnOnce(read.warning);
+    const message = read.message;
     const event = message.event;
     if (
       (event === 'media' || event === 'mark' || event === 'clear') &&
@@ -177,14 +169,14 @@ class ExotelSimStream implements SimStream {
       case 'media':
         return this.serverAudio(message.media);
       case 'mark': {
-        const name = (message.mark as { name?: unknown } | undefined)?.name;
-        if (typeof name !== 'string') return this.warnOnce('server sent a mark without mark.name; ignored');
+        const name = markName(message);
+        if (name === undefined) return this.warnOnce('server sent a mark without mark.name; ignored');
         return [{ type: 'mark', name }];
       }
       case 'clear':
         return [{ type: 'clear' }];
       default:
-        return this.warnOnce(`server sent unknown event ${JSON.stringify(event)}; ignored`);
+        return this.warnOnce(unknownEventWarning(event));
     }
   }
 
@@ -204,10 +196,7 @@ class ExotelSimStream implements SimStream {
       );
     }
     if (size % 2 !== 0) return events;
-    events.push({
-      type: 'audio',
-      mulaw: transcode(audio, { encoding: 'linear16', sampleRate: this.format.sampleRate }, MULAW_8K),
-    });
+    events.push({ type: 'audio', payload: audio });
     return events;
   }
 

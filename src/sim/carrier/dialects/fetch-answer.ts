@@ -1,6 +1,7 @@
 // One webhook request as a carrier makes it when a call arrives: bounded by a timeout and the
 // caller's patience, no redirects followed, and the answer read whole. Failures come back as words
 // for the call summary, never as exceptions.
+import { OBSERVER_HEADER } from '../../../call/carrier-port.js';
 
 export interface CarrierFetch {
   url: string;
@@ -14,9 +15,6 @@ export interface CarrierFetch {
 export type CarrierFetchOutcome =
   | { ok: true; status: number; contentType: string; observerToken: string | undefined; body: string }
   | { ok: false; error: string };
-
-/** The header with which the server offers its per-call observer feed. */
-const OBSERVER_HEADER = 'x-callbridge-observer';
 
 export async function carrierFetch(req: CarrierFetch): Promise<CarrierFetchOutcome> {
   try {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { MediaFormat } from '../../../audio/format.js';
 import type { WireFrame } from '../../../call/carrier-port.js';
 import type { SimServerEvent, SimStream } from '../dialect.js';
-import { fromPhone, toPhone } from './audio.js';
+import { readServerJson, unknownEventWarning } from './server-json.js';
 
 const FRAME_MS = 20;
 
@@ -47,7 +47,7 @@ export function createPlivoSimStream(spec: PlivoStreamSpec): SimStream {
     const bytes = Buffer.from(m.payload, 'base64');
     if (bytes.toString('base64') !== m.payload)
       events.push({ type: 'warning', message: 'server sent playAudio whose payload is not strict base64' });
-    events.push({ type: 'audio', mulaw: toPhone(bytes, format) });
+    events.push({ type: 'audio', payload: bytes });
     return events;
   }
 
@@ -85,9 +85,8 @@ export function createPlivoSimStream(spec: PlivoStreamSpec): SimStream {
       ];
     },
 
-    callerAudio(mulaw: Buffer): WireFrame[] {
+    callerAudio(payload: Buffer): WireFrame[] {
       chunk += 1;
-      const payload = fromPhone(mulaw, format);
       return [
         frame({
           event: 'media',
@@ -107,18 +106,9 @@ export function createPlivoSimStream(spec: PlivoStreamSpec): SimStream {
     },
 
     serverFrame(data: Buffer, isBinary: boolean): SimServerEvent[] {
-      if (isBinary)
-        return [
-          { type: 'warning', message: 'server sent a binary frame; Plivo reads only JSON text frames' },
-        ];
-      let message: Record<string, unknown>;
-      try {
-        message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
-        if (typeof message !== 'object' || message === null || Array.isArray(message))
-          throw new TypeError('not an object');
-      } catch {
-        return [{ type: 'warning', message: 'server sent a frame that is not a JSON object; ignored' }];
-      }
+      const read = readServerJson(data, isBinary, 'Plivo');
+      if (!read.ok) return [{ type: 'warning', message: read.warning }];
+      const message = read.message;
       switch (message.event) {
         case 'playAudio':
           return playAudio(message.media);
@@ -134,12 +124,7 @@ export function createPlivoSimStream(spec: PlivoStreamSpec): SimStream {
           return wrong.length > 0 ? wrong : [{ type: 'clear' }];
         }
         default:
-          return [
-            {
-              type: 'warning',
-              message: `server sent unknown event ${JSON.stringify(message.event)}; ignored`,
-            },
-          ];
+          return [{ type: 'warning', message: unknownEventWarning(message.event) }];
       }
     },
 

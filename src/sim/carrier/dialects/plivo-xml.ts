@@ -1,6 +1,6 @@
 // Reads the answer URL's XML the way Plivo acts on it (docs/protocols/plivo.md section 2): a
-// <Stream> opens the media stream its text names; <Speak> then <Hangup/> declines; <Redirect> sends
-// the call elsewhere. A deliberately small reader for these elements, not a general XML parser.
+// <Stream> opens the media stream its text names; <Speak> (or <Play> of a recording) then <Hangup/>
+// declines; <Redirect> sends the call elsewhere. A deliberately small reader for these elements, not a general XML parser.
 import { decodeEntities } from '../twiml.js';
 
 export type PlivoXmlAnswer =
@@ -19,7 +19,9 @@ export function readPlivoXml(xml: string): PlivoXmlAnswer {
   const says = [...xml.matchAll(/<Speak\b[^>]*>([\s\S]*?)<\/Speak\s*>/gi)].map((m) =>
     decodeEntities(m[1] ?? '').trim(),
   );
-  const say = says.filter((text) => text !== '').join(' ');
+  const played = /<Play\b[^>]*>([\s\S]*?)<\/Play\s*>/i.exec(xml);
+  const said = says.filter((text) => text !== '').join(' ');
+  const say = said || (played ? `(the recording at ${decodeEntities(played[1] ?? '').trim()})` : '');
   const stream = /<Stream\b([^>]*)>([\s\S]*?)<\/Stream\s*>/i.exec(xml);
   if (stream !== null) {
     return {

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { MediaFormat } from '../../../audio/format.js';
 import type { WireFrame } from '../../../call/carrier-port.js';
 import type { SimServerEvent, SimStream } from '../dialect.js';
-import { durationMs, fromPhone, toPhone } from './audio.js';
+import { durationMs } from './audio.js';
+import { markName, readServerJson, unknownEventWarning } from './server-json.js';
 
 const FRAME_MS = 20;
 const MAX_MESSAGE_MS = 30_000;
@@ -83,7 +84,8 @@ export function createTelnyxSimStream(spec: TelnyxStreamSpec): SimStream {
       events.push({ type: 'warning', message: 'server sent L16 audio with an odd number of bytes' });
     }
     const wire = format.encoding === 'linear16' ? bytes.subarray(0, bytes.length & ~1) : bytes;
-    events.push({ type: 'audio', mulaw: toPhone(bigEndian(wire), format) });
+    // L16 is big-endian on Telnyx's wire: back to the agent's byte order.
+    events.push({ type: 'audio', payload: bigEndian(wire) });
     return events;
   }
 
@@ -119,9 +121,9 @@ export function createTelnyxSimStream(spec: TelnyxStreamSpec): SimStream {
       ];
     },
 
-    callerAudio(mulaw: Buffer): WireFrame[] {
+    callerAudio(audio: Buffer): WireFrame[] {
       chunk += 1;
-      const payload = bigEndian(fromPhone(mulaw, format));
+      const payload = bigEndian(audio);
       return [
         frame({
           event: 'media',
@@ -141,36 +143,22 @@ export function createTelnyxSimStream(spec: TelnyxStreamSpec): SimStream {
     },
 
     serverFrame(data: Buffer, isBinary: boolean): SimServerEvent[] {
-      if (isBinary)
-        return [
-          { type: 'warning', message: 'server sent a binary frame; Telnyx reads only JSON text frames' },
-        ];
-      let message: Record<string, unknown>;
-      try {
-        message = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
-        if (typeof message !== 'object' || message === null || Array.isArray(message))
-          throw new TypeError('not an object');
-      } catch {
-        return [{ type: 'warning', message: 'server sent a frame that is not a JSON object; ignored' }];
-      }
+      const read = readServerJson(data, isBinary, 'Telnyx');
+      if (!read.ok) return [{ type: 'warning', message: read.warning }];
+      const message = read.message;
       switch (message.event) {
         case 'media':
           return serverMedia(message.media);
         case 'mark': {
-          const name = (message.mark as { name?: unknown } | undefined)?.name;
-          if (typeof name !== 'string')
+          const name = markName(message);
+          if (name === undefined)
             return [{ type: 'warning', message: 'server sent a mark without mark.name; ignored' }];
           return [{ type: 'mark', name }];
         }
         case 'clear':
           return [{ type: 'clear' }];
         default:
-          return [
-            {
-              type: 'warning',
-              message: `server sent unknown event ${JSON.stringify(message.event)}; ignored`,
-            },
-          ];
+          return [{ type: 'warning', message: unknownEventWarning(message.event) }];
       }
     },
 

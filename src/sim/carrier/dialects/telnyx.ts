@@ -5,6 +5,7 @@
 // webhooks (`call.answered`, the spoken decline's `call.speak.ended`, `call.hangup`) and opens the
 // media stream.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { OBSERVER_HEADER } from '../../../call/carrier-port.js';
 import type { SimCallRecord } from '../../carrier-api/call-log.js';
 import type { SimAnswer, SimCallSpec, SimDialect } from '../dialect.js';
 import { checkMediaUrl, describeRefusal } from './http.js';
@@ -87,6 +88,7 @@ async function announce(call: SimCallSpec): Promise<SimAnswer> {
       error: `call.initiated refused: ${describeRefusal(initiated.status, initiated.body)}${hint}`,
     };
   }
+  const observerToken = initiated.headers.get(OBSERVER_HEADER)?.trim() || undefined;
   const warnings: string[] = [];
   if (initiated.status !== 200)
     warnings.push(`server answered call.initiated ${initiated.status}; Telnyx wants 200`);
@@ -105,12 +107,13 @@ async function announce(call: SimCallSpec): Promise<SimAnswer> {
   await post('call.answered', { state: 'answered', client_state: clientState });
 
   if (answered.streamUrl === undefined) {
-    // Answered without a stream: the server declines politely (speak, then hang up).
+    // Answered without a stream: the server declines politely (speaks or plays, then hangs up).
     const spoken = await waitForSimCall(api, callSid, 'speak', call.timeoutMs, call.signal);
     const say = spoken?.spoken.join(' ');
     if (say) {
-      const speak = requestBody(spoken!, 'speak');
-      await post('call.speak.ended', {
+      const played = spoken!.requests.some((r) => r.action === 'playback_start');
+      const speak = requestBody(spoken!, played ? 'playback_start' : 'speak');
+      await post(played ? 'call.playback.ended' : 'call.speak.ended', {
         status: 'completed',
         client_state: speak.client_state ?? clientState,
       });
@@ -147,5 +150,5 @@ async function announce(call: SimCallSpec): Promise<SimAnswer> {
       });
     },
   });
-  return { kind: 'stream', stream, warnings };
+  return { kind: 'stream', stream, observerToken, warnings };
 }

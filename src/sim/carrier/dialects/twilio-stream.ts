@@ -5,6 +5,7 @@
 import { MULAW_8K } from '../../../audio/format.js';
 import type { WireFrame } from '../../../call/carrier-port.js';
 import type { SimServerEvent, SimStream } from '../dialect.js';
+import { markName, readServerJson, unknownEventWarning } from './server-json.js';
 
 const FRAME_MS = 20;
 
@@ -31,7 +32,7 @@ export function twilioSimStream(ids: TwilioStreamIds): SimStream {
     const text = (payload as { payload?: unknown } | undefined)?.payload;
     if (typeof text !== 'string') return warning('server sent media without media.payload; ignored');
     const audio = Buffer.from(text, 'base64');
-    const events: SimServerEvent[] = [{ type: 'audio', mulaw: audio }];
+    const events: SimServerEvent[] = [{ type: 'audio', payload: audio }];
     if (audio.toString('base64') !== text) {
       events.unshift({ type: 'warning', message: 'server sent media whose payload is not strict base64' });
     }
@@ -65,11 +66,11 @@ export function twilioSimStream(ids: TwilioStreamIds): SimStream {
       ];
     },
 
-    callerAudio(mulaw: Buffer): WireFrame[] {
+    callerAudio(payload: Buffer): WireFrame[] {
       chunk += 1;
       // 50 a second per call: written directly rather than through JSON.stringify.
       return [
-        `{"event":"media","sequenceNumber":"${next()}","streamSid":${sid},"media":{"track":"inbound","chunk":"${chunk}","timestamp":"${(chunk - 1) * FRAME_MS}","payload":"${mulaw.toString('base64')}"}}`,
+        `{"event":"media","sequenceNumber":"${next()}","streamSid":${sid},"media":{"track":"inbound","chunk":"${chunk}","timestamp":"${(chunk - 1) * FRAME_MS}","payload":"${payload.toString('base64')}"}}`,
       ];
     },
 
@@ -83,16 +84,9 @@ export function twilioSimStream(ids: TwilioStreamIds): SimStream {
     },
 
     serverFrame(data: Buffer, isBinary: boolean): SimServerEvent[] {
-      if (isBinary) return warning('server sent a binary frame; Twilio reads only JSON text frames');
-      let message: Json;
-      try {
-        message = JSON.parse(data.toString('utf8')) as Json;
-        if (typeof message !== 'object' || message === null || Array.isArray(message)) {
-          throw new TypeError('not an object');
-        }
-      } catch {
-        return warning('server sent a frame that is not a JSON object; ignored');
-      }
+      const read = readServerJson(data, isBinary, 'Twilio');
+      if (!read.ok) return warning(read.warning);
+      const message = read.message;
       const event = message.event;
       if ((event === 'media' || event === 'mark' || event === 'clear') && message.streamSid !== streamSid) {
         return warning(`server sent "${event}" without this stream's streamSid; Twilio ignores it`);
@@ -101,14 +95,14 @@ export function twilioSimStream(ids: TwilioStreamIds): SimStream {
         case 'media':
           return media(message.media as Json);
         case 'mark': {
-          const name = (message.mark as { name?: unknown } | undefined)?.name;
-          if (typeof name !== 'string') return warning('server sent a mark without mark.name; ignored');
+          const name = markName(message);
+          if (name === undefined) return warning('server sent a mark without mark.name; ignored');
           return [{ type: 'mark', name }];
         }
         case 'clear':
           return [{ type: 'clear' }];
         default:
-          return warning(`server sent unknown event ${JSON.stringify(event)}; ignored`);
+          return warning(unknownEventWarning(event));
       }
     },
 

@@ -6,7 +6,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { MediaFormat } from '../../../audio/format.js';
-import { transcode } from '../../../audio/codec.js';
 import type { WireFrame } from '../../../call/carrier-port.js';
 import type { SimAnswer, SimCallSpec, SimDialect, SimServerEvent, SimStream } from '../dialect.js';
 import { carrierFetch, serverError } from './fetch-answer.js';
@@ -14,7 +13,6 @@ import { carrierFetch, serverError } from './fetch-answer.js';
 const FRAME_MS = 20;
 /** Vonage queues at most this many messages toward the caller; beyond it audio is lost. */
 const BUFFER_MESSAGES = 3072;
-const MULAW_8K = { encoding: 'mulaw', sampleRate: 8000 } as const;
 const VONAGE_RATES = new Set([8000, 16000, 24000]);
 
 type Env = Record<string, string | undefined>;
@@ -72,6 +70,12 @@ export function readNcco(body: string): NccoReading {
     const talk = ncco.find((action) => (action as { action?: unknown })?.action === 'talk') as
       { text?: unknown } | undefined;
     if (talk !== undefined) return { kind: 'declined', say: typeof talk.text === 'string' ? talk.text : '' };
+    const stream = ncco.find((action) => (action as { action?: unknown })?.action === 'stream') as
+      { streamUrl?: unknown } | undefined;
+    if (stream !== undefined) {
+      const url = Array.isArray(stream.streamUrl) ? String(stream.streamUrl[0] ?? '') : '';
+      return { kind: 'declined', say: `(the recording at ${url})` };
+    }
     return { kind: 'bad', error: 'the NCCO has no connect action' };
   }
   const endpoint = Array.isArray(connect.endpoint)
@@ -150,8 +154,8 @@ class VonageSimStream implements SimStream {
     ];
   }
 
-  callerAudio(mulaw: Buffer): WireFrame[] {
-    return [transcode(mulaw, MULAW_8K, { encoding: 'linear16', sampleRate: this.format.sampleRate })];
+  callerAudio(payload: Buffer): WireFrame[] {
+    return [payload];
   }
 
   dtmf(digit: string): WireFrame {
@@ -206,10 +210,7 @@ class VonageSimStream implements SimStream {
         ),
       );
     }
-    events.push({
-      type: 'audio',
-      mulaw: transcode(data, { encoding: 'linear16', sampleRate: this.format.sampleRate }, MULAW_8K),
-    });
+    events.push({ type: 'audio', payload: data });
     return events;
   }
 

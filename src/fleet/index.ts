@@ -1,0 +1,153 @@
+// What several instances share at run time (docs/architecture.md section 8). With REDIS_URL: the
+// live-call directory with heartbeats, controls and event feeds relayed to the instance carrying
+// the call, and the release of agents pre-warmed for streams that landed on another instance.
+// Without it: this instance's own registry and event hub, and nothing to release.
+import type { Logger } from 'pino';
+import type { CallEventFeed, CallEventHub } from '../call/events.js';
+import type { LiveCalls } from '../call/live-call.js';
+import type { ForeignStream } from '../call/media-socket.js';
+import type { PendingStreams } from '../call/pending-streams.js';
+import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from '../call/prewarm.js';
+import type { CallRegistry } from '../call/registry.js';
+import type { Config } from '../config/types.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { DEFAULT_REDIS_KEY_PREFIX } from '../store/redis.js';
+import { fleetLiveCalls } from './fleet-calls.js';
+import { DEFAULT_FLEET_TIMING, type FleetTiming, fleetKeys } from './keys.js';
+import { LiveDirectory } from './live-directory.js';
+import { localLiveCalls } from './local-calls.js';
+import { connectFleetRedis } from './redis-clients.js';
+import { FleetRelay } from './relay.js';
+
+export interface FleetDeps {
+  config: Pick<Config, 'instanceId' | 'region' | 'redisUrl' | 'redisKeyPrefix'>;
+  registry: CallRegistry;
+  events: CallEventHub;
+  prewarm: PrewarmPool<PrewarmedAgent>;
+  pending: PendingStreams;
+  metrics: Metrics;
+  logger: Logger;
+  timing?: Partial<FleetTiming>;
+}
+
+export interface Fleet {
+  /** Live calls to list and control: the whole fleet's with Redis, this instance's without. */
+  calls: LiveCalls;
+  /** Where observers here follow a call, whichever instance carries it. */
+  feed: CallEventFeed;
+  /** Tells the instance that prepared a call whose stream landed here to close its pre-warmed agent. */
+  releaseRemotePrewarm(stream: ForeignStream): void;
+  /** Whether the shared store answers; new calls are declined while it does not. */
+  storeReachable(): boolean;
+  close(): Promise<void>;
+}
+
+export async function startFleet(deps: FleetDeps): Promise<Fleet> {
+  const { config, registry, events } = deps;
+  const local = localLiveCalls({ registry, instance: config.instanceId, region: config.region });
+  if (!config.redisUrl) {
+    return {
+      calls: local,
+      feed: events,
+      releaseRemotePrewarm: () => {},
+      storeReachable: () => true,
+      close: async () => {},
+    };
+  }
+
+  const timing: FleetTiming = { ...DEFAULT_FLEET_TIMING, ...deps.timing };
+  const keys = fleetKeys(config.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX);
+  const logger = deps.logger.child({ component: 'fleet' });
+  const redis = await connectFleetRedis(config.redisUrl);
+  const directory = new LiveDirectory({
+    redis: redis.commands,
+    keys,
+    instance: config.instanceId,
+    timing,
+    localCalls: local.listNow,
+    logger,
+  });
+  const relay = new FleetRelay({
+    commands: redis.commands,
+    subscriber: redis.subscriber,
+    keys,
+    instance: config.instanceId,
+    logger,
+    async onMessage(message) {
+      switch (message.type) {
+        case 'release_prewarm': {
+          const key = prewarmKey(message.carrier, message.callSid);
+          deps.pending.settled(key);
+          const orphan = deps.prewarm.take(key);
+          if (orphan) {
+            orphan.close();
+            deps.metrics.prewarm.inc({ outcome: 'released' });
+            logger.info(
+              { carrier: message.carrier, callSid: message.callSid },
+              'released an agent pre-warmed for a stream that landed elsewhere',
+            );
+          }
+          return null;
+        }
+        case 'hangup': {
+          const outcome = await local.hangup(message.callSid);
+          return outcome.ok ? { ok: true } : { ok: false, reason: outcome.reason, message: outcome.message };
+        }
+        case 'transfer': {
+          const outcome = await local.transfer(message.callSid, message.target);
+          return outcome.ok ? { ok: true } : { ok: false, reason: outcome.reason, message: outcome.message };
+        }
+      }
+    },
+  });
+  try {
+    await relay.start();
+    await directory.start();
+  } catch (err) {
+    await redis.close();
+    throw err;
+  }
+  // The directory follows calls as they start and end, between beats too.
+  const unwatch = registry.watch(() => void directory.beat());
+  // Every event of a call carried here goes out on the call's channel, for observers elsewhere.
+  const untap = events.tap((callSid, event) => relay.publishEvent(callSid, event));
+
+  return {
+    calls: fleetLiveCalls({
+      local,
+      directory,
+      relay,
+      instance: config.instanceId,
+      controlTimeoutMs: timing.controlTimeoutMs,
+    }),
+    feed: {
+      subscribe(callSid, listener) {
+        const here = events.subscribe(callSid, listener);
+        const elsewhere = relay.followEvents(callSid, listener);
+        return () => {
+          here();
+          elsewhere();
+        };
+      },
+      following: (callSid) => relay.following(callSid),
+    },
+    releaseRemotePrewarm(stream) {
+      relay
+        .tell(stream.instance, { type: 'release_prewarm', carrier: stream.carrier, callSid: stream.callSid })
+        .catch((err: Error) =>
+          logger.warn(
+            { err: err.message, instance: stream.instance },
+            'could not release a pre-warmed agent elsewhere',
+          ),
+        );
+    },
+    storeReachable: () => directory.healthy && redis.commands.status === 'ready',
+    async close() {
+      unwatch();
+      untap();
+      relay.close();
+      await directory.stop();
+      await redis.close();
+    },
+  };
+}

@@ -1,0 +1,138 @@
+// The live-call directory in Redis (docs/architecture.md section 8): each instance keeps a hash of
+// its live calls, rewritten on every heartbeat and whenever a call starts or ends, and set to
+// expire a few beats later. An instance that stops beating (killed, cut off) leaves the directory
+// when its hash expires, on Redis's own clock, whatever the instances' clocks say.
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { LiveCall } from '../call/live-call.js';
+import {
+  type FleetKeys,
+  type FleetTiming,
+  INSTANCE_FORGET_MS,
+  INSTANCES_KEY_TTL_MS,
+  MAX_INSTANCES_LISTED,
+} from './keys.js';
+
+export interface LiveDirectoryDeps {
+  redis: Redis;
+  keys: FleetKeys;
+  instance: string;
+  timing: FleetTiming;
+  /** This instance's live calls now. */
+  localCalls(): LiveCall[];
+  logger: Logger;
+  now?: () => number;
+}
+
+export class LiveDirectory {
+  readonly #deps: LiveDirectoryDeps;
+  readonly #now: () => number;
+  #timer: ReturnType<typeof setInterval> | null = null;
+  /** Whether the last write reached Redis: the fleet's view of whether the shared store answers. */
+  #healthy = true;
+  #writing: Promise<void> | null = null;
+  #again = false;
+
+  constructor(deps: LiveDirectoryDeps) {
+    this.#deps = deps;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  get healthy(): boolean {
+    return this.#healthy;
+  }
+
+  /** Beats now, then every heartbeat. */
+  async start(): Promise<void> {
+    await this.beat();
+    this.#timer = setInterval(() => void this.beat(), this.#deps.timing.heartbeatMs);
+    this.#timer.unref();
+  }
+
+  /**
+   * Writes this instance's calls now. Beats never overlap: one asked for while another is in
+   * flight runs right after it, with the calls as they are then.
+   */
+  beat(): Promise<void> {
+    if (this.#writing) {
+      this.#again = true;
+      return this.#writing;
+    }
+    this.#writing = this.#write().finally(() => {
+      this.#writing = null;
+      if (this.#again) {
+        this.#again = false;
+        void this.beat();
+      }
+    });
+    return this.#writing;
+  }
+
+  async #write(): Promise<void> {
+    const { redis, keys, instance, timing } = this.#deps;
+    const key = keys.liveCalls(instance);
+    const calls = this.#deps.localCalls();
+    const now = this.#now();
+    const tx = redis.multi().del(key);
+    if (calls.length > 0) {
+      tx.hset(key, Object.fromEntries(calls.map((call) => [call.callSid, JSON.stringify(call)])));
+      tx.pexpire(key, timing.entryTtlMs);
+    }
+    try {
+      await tx.exec();
+      await redis
+        .multi()
+        .zadd(keys.instances, now, instance)
+        .zremrangebyscore(keys.instances, '-inf', now - INSTANCE_FORGET_MS)
+        .pexpire(keys.instances, INSTANCES_KEY_TTL_MS)
+        .exec();
+      if (!this.#healthy) this.#deps.logger.info('Redis answers again: the live-call directory is current');
+      this.#healthy = true;
+    } catch (err) {
+      if (this.#healthy) {
+        this.#deps.logger.error(
+          { err: (err as Error).message },
+          'Redis does not answer: live calls go on, new calls are declined until it is back',
+        );
+      }
+      this.#healthy = false;
+    }
+  }
+
+  /** Every live call of every instance beating into this Redis. */
+  async list(): Promise<LiveCall[]> {
+    const { redis, keys } = this.#deps;
+    const instances = await redis.zrange(keys.instances, 0, MAX_INSTANCES_LISTED - 1);
+    if (instances.length === 0) return [];
+    const pipeline = redis.pipeline();
+    for (const name of instances) pipeline.hvals(keys.liveCalls(name));
+    const results = (await pipeline.exec()) ?? [];
+    const calls: LiveCall[] = [];
+    for (const [err, values] of results) {
+      if (err) throw err;
+      for (const text of values as string[]) {
+        const call = parseLiveCall(text);
+        if (call) calls.push(call);
+      }
+    }
+    return calls.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.callSid.localeCompare(b.callSid));
+  }
+
+  /** Stops beating and takes this instance's calls out of the directory at once. */
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#writing;
+    const { redis, keys, instance } = this.#deps;
+    await redis.del(keys.liveCalls(instance)).catch(() => {});
+  }
+}
+
+function parseLiveCall(text: string): LiveCall | null {
+  try {
+    const value = JSON.parse(text) as LiveCall;
+    return typeof value === 'object' && value !== null && typeof value.callSid === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}
