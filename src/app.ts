@@ -30,7 +30,12 @@ import { type PrewarmedAgent, PrewarmPool } from './call/prewarm.js';
 import type { CallRecord } from './call/record.js';
 import { CallRegistry } from './call/registry.js';
 import { MAX_TOKEN_CHARS } from './call/stream-token.js';
-import { buildCarrierAdapters } from './carriers/index.js';
+import { registerPlaceCallRoutes } from './admin/place-call.js';
+import { MachineVerdicts } from './call/machine-verdicts.js';
+import { buildCallPlacers, buildCarrierAdapters } from './carriers/index.js';
+import type { CallPlacer } from './carriers/placer.js';
+import { composeOriginator } from './originator.js';
+import { OutboundReports } from './outbound-reports.js';
 import type { Config } from './config/types.js';
 import { type Fleet, startFleet } from './fleet/index.js';
 import { AGENT_REFUSED_CODE, AgentConnectError, codeForStatus, NotFoundError } from './errors.js';
@@ -67,6 +72,8 @@ export interface AppDeps {
   dialerOptions?: Partial<DialerOptions>;
   /** The carriers served; default: those the configuration enables (src/carriers/index.ts). */
   carriers?: readonly CarrierAdapter[];
+  /** The carriers that place outbound calls; default: those with credentials (src/carriers/index.ts). */
+  placers?: readonly CallPlacer[];
   /**
    * The built-in simulated carrier API (src/sim/carrier-api/): carriers without credentials place,
    * answer and end calls there. Listed by `GET /` so `callbridge call` finds it.
@@ -128,13 +135,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });
+  const carriers =
+    deps.carriers ??
+    buildCarrierAdapters(config, {
+      logger: deps.logger,
+      metrics,
+      claimOnce: (key, ttlMs) => deps.store.claimOnce(key, ttlMs),
+      ...(deps.simulatedCarrierApi !== undefined ? { simulatedApiUrl: deps.simulatedCarrierApi } : {}),
+    });
+  const placers =
+    deps.placers ?? buildCallPlacers(config, { simulatedApiUrl: deps.simulatedCarrierApi ?? null });
+  const outboundCalls = placers.length > 0 ? composeOriginator(placers, config.streamTokenSecret) : null;
   const outbound = createOutbound({
     config,
     store: deps.store,
     metrics,
     logger: deps.logger,
-    originator: deps.originator ?? null,
-    carriers: ['twilio'],
+    originator: deps.originator ?? outboundCalls?.originator ?? null,
+    carriers: outboundCalls?.carriers ?? carriers.map((carrier) => carrier.name),
     // Campaign events reach the operator gateway like webhook events: same body, headers, signature.
     deliver: operatorGatewayNotifier('campaigns', {
       url: config.webhooks.operatorGatewayUrl,
@@ -233,14 +251,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.server.headersTimeout = 10_000;
   const pinger = startPingSweep(app, config.carrierPingIntervalMs);
 
-  const carriers =
-    deps.carriers ??
-    buildCarrierAdapters(config, {
-      logger: deps.logger,
-      metrics,
-      claimOnce: (key, ttlMs) => deps.store.claimOnce(key, ttlMs),
-      ...(deps.simulatedCarrierApi !== undefined ? { simulatedApiUrl: deps.simulatedCarrierApi } : {}),
-    });
   app.get('/', async () => ({
     name: 'callbridge',
     region: config.region,
@@ -262,6 +272,22 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
 
   const isDraining = () => state.draining;
+  const verdicts = new MachineVerdicts(state.registry);
+  const saveRecord = (record: CallRecord) => {
+    deps.store.saveCallRecord(record).then(
+      // Queued, not awaited by the call: analysis never delays a call's end.
+      () => (record.carrierStatus === undefined ? deps.analysis?.enqueue(record) : undefined),
+      (err: Error) => {
+        deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');
+      },
+    );
+  };
+  const outboundReports = new OutboundReports({
+    dialer: () => outbound.dialer,
+    saveRecord,
+    isLive: (callSid) => state.registry.has(callSid),
+    logger: deps.logger.child({ component: 'outbound' }),
+  });
   const { prompts } = state;
   const intake = createCallIntake({
     config,
@@ -272,6 +298,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     prewarm: state.prewarm,
     admission: state.admission,
     isDraining,
+    verdicts,
+    onOutboundStatus: (report) => outboundReports.carrierStatus(report),
     pending: state.pending,
     storeReachable: fleet.storeReachable,
   });
@@ -284,6 +312,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     registry: state.registry,
     events: state.events,
     prewarm: state.prewarm,
+    verdicts,
     admitCall: () =>
       admitNewCall({
         registry: state.registry,
@@ -296,13 +325,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     pending: state.pending,
     prompts: (kind, format, opts) => prompts.promptAudio(kind, format, opts),
     saveRecord: (record: CallRecord) => {
-      deps.store.saveCallRecord(record).then(
-        // Queued, not awaited by the call: analysis never delays a call's end.
-        () => deps.analysis?.enqueue(record),
-        (err: Error) => {
-          deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');
-        },
-      );
+      saveRecord(record);
+      outboundReports.callRecorded(record);
     },
   };
   await app.register(carrierRoutes(carriers, intake, media));
@@ -317,6 +341,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
         (scope) => registerCallAdminRoutes(scope, { store: deps.store, live: fleet.calls }),
         (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls }),
+        (scope) =>
+          registerPlaceCallRoutes(scope, {
+            profiles: config.profiles,
+            defaultProfile: config.numbers.default,
+            carriers: outboundCalls?.carriers ?? [],
+            admit: (carrier) => intake.admit(carrier),
+            place: (call) =>
+              outboundCalls!.place({ ...call, attemptId: null, campaignId: null, contact: null }),
+          }),
         (scope) => registerCampaignAdminRoutes(scope, { campaigns: outbound.service }),
         (scope) => registerDncAdminRoutes(scope, { store: deps.store, now: Date.now }),
       ]),
@@ -325,6 +358,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }
   app.addHook('onClose', async () => {
     await outbound.dialer?.stop();
+    outboundReports.close();
     clearInterval(pinger);
     state.prewarm.closeAll();
     state.pending.clear();

@@ -11,6 +11,7 @@ import { loadConfig } from './config/load.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startLocalAgent } from './sim/agent/server.js';
+import { simulatedCallee } from './sim/callee/answer.js';
 import { startSimulatedCarrierApi } from './sim/carrier-api/server.js';
 import { AnalysisService } from './speech/analysis.js';
 import { warnUnknownThinkModels } from './speech/model-check.js';
@@ -81,7 +82,15 @@ const carriersWithoutApi = [
   config.exotel.accountSid === null || config.exotel.apiKey === null ? 'exotel' : null,
 ].filter((name) => name !== null);
 const simulatedCarrierApi =
-  config.nodeEnv !== 'production' && carriersWithoutApi.length > 0 ? await startSimulatedCarrierApi() : null;
+  config.nodeEnv !== 'production' && carriersWithoutApi.length > 0
+    ? await startSimulatedCarrierApi({
+        // Its callees answer outbound calls as the number plan says (src/sim/callee/plan.ts).
+        onPlaced: simulatedCallee({
+          timeScale: 1 / (config.simulatedCalleeSpeedup ?? 1),
+          onError: (message) => logger.warn({ component: 'simulated-carrier' }, message),
+        }),
+      })
+    : null;
 if (simulatedCarrierApi) {
   logger.info(
     { simulatedCarrierApi: simulatedCarrierApi.url, carriers: carriersWithoutApi },

@@ -30,7 +30,11 @@ export type EndReason =
   | 'agent_unreachable'
   | 'agent_refused'
   | 'operator_hangup'
-  | 'shutdown';
+  | 'shutdown'
+  /** Outbound: a machine answered and the campaign's voicemail was left after the beep. */
+  | 'voicemail_left'
+  /** Outbound: a machine answered and the call hung up (detection mode `hangup`, or a fax). */
+  | 'machine';
 
 /** Reasons where the service, not the conversation, ended the call. */
 const FAILED: ReadonlySet<EndReason> = new Set([

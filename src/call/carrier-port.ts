@@ -3,6 +3,8 @@
 // adapters in, so nothing in src/call imports a carrier (docs/architecture.md).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { MediaFormat } from '../audio/format.js';
+import type { VerdictReport } from './amd-gate.js';
+import type { OutboundContext } from './outbound-context.js';
 
 /** A carrier's media frames, read into the same small set of events for every carrier. */
 export type LegEvent =
@@ -76,8 +78,24 @@ export interface CallAnnouncement {
   direction: 'inbound' | 'outbound';
   /** The format the stream will bring: the pre-warmed agent is dialed for it. */
   mediaFormat: MediaFormat;
-  /** Opaque outbound context (campaign, contact, variables), carried to the call by its token. */
+  /** The sealed outbound context (campaign, contact, variables), carried to the call by its token. */
   context?: string;
+}
+
+/** How an outbound call that ended without a conversation ended, in the carriers' common words. */
+export type OutboundFinalStatus = 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled';
+
+/** A carrier's status callback about an outbound call, read into the common words. */
+export interface OutboundStatusReport {
+  carrier: string;
+  callSid: string;
+  from: string;
+  to: string;
+  context: OutboundContext;
+  status: OutboundFinalStatus;
+  /** The carrier's own words for why (its SIP code, hang-up cause, error code), when it gives them. */
+  reason: string | null;
+  durationMs: number | null;
 }
 
 export interface PreparedCall {
@@ -111,6 +129,12 @@ export interface CallIntake {
   readonly decline: { message: string; redirectUrl: string | null; audioUrl?: string | null };
   /** Counts a webhook or upgrade refused before any call existed (bad signature, malformed). */
   refused(carrier: string, reason: string): void;
+  /** The outbound context a carrier brought back (webhook URL, client state); null if this server did not seal it. */
+  outboundContext(sealed: unknown): OutboundContext | null;
+  /** An outbound call's final status from the carrier's callback. */
+  outboundStatus(report: OutboundStatusReport): void;
+  /** An answering-machine verdict for an outbound call, read into the common words. */
+  machineVerdict(carrier: string, callSid: string, report: VerdictReport): void;
 }
 
 export interface CarrierAdapter {

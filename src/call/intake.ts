@@ -9,9 +9,19 @@ import { unsupportedFormatReason } from '../audio/format.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { AdmissionControl } from './admission.js';
-import type { Admission, CallAnnouncement, CallIntake, PreparedCall } from './carrier-port.js';
+import { profileWithVariables } from '../agent/placeholders.js';
+import type { VerdictReport } from './amd-gate.js';
+import type {
+  Admission,
+  CallAnnouncement,
+  CallIntake,
+  OutboundStatusReport,
+  PreparedCall,
+} from './carrier-port.js';
+import type { MachineVerdicts } from './machine-verdicts.js';
 import { mediaUrl } from './media-url.js';
 import { observerToken } from './observer.js';
+import { MAX_SEALED_CONTEXT_CHARS, type OutboundContext, openOutboundContext } from './outbound-context.js';
 import { DECLINE_AUDIO_PATH } from './prompt-routes.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
 import type { PendingStreams } from './pending-streams.js';
@@ -27,6 +37,9 @@ export interface IntakeDeps {
   prewarm: PrewarmPool<PrewarmedAgent>;
   admission: AdmissionControl;
   isDraining(): boolean;
+  verdicts: MachineVerdicts;
+  /** Where outbound calls' final statuses go (the dialer, for a campaign's attempts). */
+  onOutboundStatus(report: OutboundStatusReport): void;
   /** Calls prepared here whose stream has not arrived: a drain waits for them. */
   pending?: PendingStreams;
   /** Whether the shared store answers; while it does not, new calls are declined (default: it does). */
@@ -36,7 +49,7 @@ export interface IntakeDeps {
 export const DECLINED_MESSAGE =
   "Sorry, we can't take your call right now. Please call back in a few minutes.";
 /** Outbound context rides in the stream token, which rides in a URL path: it stays small. */
-export const MAX_CONTEXT_CHARS = 1024;
+export const MAX_CONTEXT_CHARS = MAX_SEALED_CONTEXT_CHARS;
 
 /**
  * Whether a new call fits now: not draining, and under the admitted concurrency, counting calls
@@ -56,9 +69,10 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
   const { config, metrics } = deps;
 
   /** Dials the agent while the carrier is still opening the media stream (pre-warming). */
-  const prewarm = (call: CallAnnouncement, profileName: string) => {
-    const profile = config.profiles[profileName];
-    if (!config.agent.prewarm || !profile) return;
+  const prewarm = (call: CallAnnouncement, profileName: string, outbound: OutboundContext | null) => {
+    const named = config.profiles[profileName];
+    if (!config.agent.prewarm || !named) return;
+    const profile = outbound ? profileWithVariables(named, outbound.variables) : named;
     const problem = unsupportedFormatReason(call.mediaFormat);
     if (problem !== null) {
       // The stream will be refused for the same reason: no agent session is spent on it.
@@ -102,7 +116,15 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       if (call.context !== undefined && call.context.length > MAX_CONTEXT_CHARS) {
         throw new RangeError(`call context longer than ${MAX_CONTEXT_CHARS} characters`);
       }
-      const profile = config.numbers.routes[call.to] ?? config.numbers.default;
+      const outbound =
+        call.context === undefined ? null : openOutboundContext(config.streamTokenSecret, call.context);
+      if (call.context !== undefined && outbound === null)
+        throw new RangeError('call context not sealed here');
+      // An outbound call speaks with the profile it was placed with; an inbound one with its number's.
+      const profile =
+        outbound && config.profiles[outbound.profile]
+          ? outbound.profile
+          : (config.numbers.routes[call.to] ?? config.numbers.default);
       const token = issueStreamToken(
         config.streamTokenSecret,
         {
@@ -117,7 +139,7 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
         },
         config.streamTokenTtlMs,
       );
-      prewarm(call, profile);
+      prewarm(call, profile, outbound);
       deps.pending?.expect(prewarmKey(call.carrier, call.callSid), config.streamTokenTtlMs);
       deps.logger.info(
         { carrier: call.carrier, callSid: call.callSid, profile, direction: call.direction },
@@ -144,6 +166,29 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
 
     refused(carrier: string, reason: string): void {
       metrics.carrierRequestsRejected.inc({ carrier, reason });
+    },
+
+    outboundContext(sealed: unknown): OutboundContext | null {
+      return openOutboundContext(config.streamTokenSecret, sealed);
+    },
+
+    outboundStatus(report: OutboundStatusReport): void {
+      metrics.outboundCallStatuses.inc({ carrier: report.carrier, status: report.status });
+      deps.logger.info(
+        {
+          carrier: report.carrier,
+          callSid: report.callSid,
+          status: report.status,
+          reason: report.reason,
+          attempt: report.context.attemptId,
+        },
+        'outbound call ended at the carrier',
+      );
+      deps.onOutboundStatus(report);
+    },
+
+    machineVerdict(carrier: string, callSid: string, report: VerdictReport): void {
+      deps.verdicts.deliver(carrier, callSid, report);
     },
   };
 }

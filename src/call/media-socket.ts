@@ -18,7 +18,10 @@ import { trackLiveness } from './liveness.js';
 import type { PendingStreams } from './pending-streams.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
 import type { CallRecord } from './record.js';
+import type { MachineVerdicts } from './machine-verdicts.js';
+import { openOutboundContext } from './outbound-context.js';
 import type { CallRegistry } from './registry.js';
+import { profileWithVariables } from '../agent/placeholders.js';
 import { type CallInfo, CallSession } from './session.js';
 import { playDecline } from './stream-decline.js';
 import { checkStreamToken, type StreamGrant } from './stream-token.js';
@@ -40,6 +43,8 @@ export interface MediaSocketDeps {
   registry: CallRegistry;
   events: CallEventHub;
   prewarm: PrewarmPool<PrewarmedAgent>;
+  /** Answering-machine verdicts that came before their call's stream. */
+  verdicts?: MachineVerdicts;
   saveRecord(record: CallRecord): void;
   /** Whether a call not prepared here may be taken now (not draining, under the admitted concurrency). */
   admitCall(): Admission;
@@ -230,7 +235,11 @@ export function handleMediaSocket(
 
   const startSession = (start: StartEvent, grant: StreamGrant) => {
     const profileName = config.profiles[grant.profile] ? grant.profile : config.numbers.default;
-    const profile = config.profiles[profileName]!;
+    const outbound =
+      grant.context === undefined ? null : openOutboundContext(config.streamTokenSecret, grant.context);
+    const named = config.profiles[profileName]!;
+    // An outbound call's prompt and greeting speak the contact's variables.
+    const profile = outbound ? profileWithVariables(named, outbound.variables) : named;
     const info: CallInfo = {
       callSid: start.callSid,
       streamSid: start.streamSid,
@@ -241,6 +250,8 @@ export function handleMediaSocket(
       profileName,
       profile,
       mediaFormat: start.mediaFormat,
+      ...(outbound ? { outbound } : {}),
+      ...(outbound?.campaignId ? { campaign: outbound.campaignId } : {}),
     };
     const downlink = adapter.downlink(start.mediaFormat);
     const callDeps = {
@@ -270,6 +281,8 @@ export function handleMediaSocket(
     const prewarmed = prepared ? claimPrewarmed(start) : undefined;
     if (prepared && prewarmed === undefined) metrics.streamPrewarm.inc({ carrier, outcome: 'none' });
     void session.start(prewarmed);
+    const verdict = deps.verdicts?.take(carrier, start.callSid);
+    if (verdict) session.onMachineVerdict(verdict);
     for (const event of held) dispatch(event);
   };
 

@@ -74,9 +74,24 @@ export interface CallRecord {
   prewarmed: boolean;
   /** Post-call analysis (ANALYSIS=on): added once it has an outcome; absent until then or when off. */
   analysis?: CallAnalysis;
+  /** Outbound calls: what placed the call (a campaign's attempt, or none), and who answered. */
+  outbound?: OutboundRecord;
+  /** Outbound calls that were never answered: the carrier's final status and why. */
+  carrierStatus?: { status: string; reason: string };
   /** The instance (`INSTANCE_ID`) that carried the call, and its region. */
   instance?: string;
   region?: string;
+}
+
+export interface OutboundRecord {
+  campaign: string | null;
+  /** The contact's position in the campaign. */
+  contact: number | null;
+  attempt: string | null;
+  /** As answering-machine detection judged; null without detection. */
+  answeredBy: 'human' | 'machine' | 'unknown' | null;
+  /** The carrier's own verdict (`machine_end_beep`, `not_sure`, `timeout`, …). */
+  amdVerdict: string | null;
 }
 
 export interface CallRecordQuery {

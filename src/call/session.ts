@@ -14,10 +14,11 @@ import type {
 import { buildSettings } from '../agent/settings.js';
 import type { AgentChannel } from '../agent/session.js';
 import { AgentUpdater } from '../agent/updates.js';
-import type { MediaFormat } from '../audio/format.js';
+import { type MediaFormat, silenceByte } from '../audio/format.js';
 import type { AgentProfile } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { AgentLink, type DialAgent, type LinkLostInfo } from './agent-link.js';
+import { AmdGate, type GateDecision, type VerdictReport } from './amd-gate.js';
 import { CallLog, type EndReason } from './call-log.js';
 import type { DownlinkRules } from './carrier-port.js';
 import { type Clock, type ClockTimer, realClock } from './clock.js';
@@ -27,6 +28,7 @@ import type { CallEventHub } from './events.js';
 import type { PromptPlayer } from './fallback-audio.js';
 import { functionLabel, runFunction } from './functions.js';
 import type { CallLeg } from './leg.js';
+import type { OutboundContext } from './outbound-context.js';
 import type { CallRecord } from './record.js';
 import { SilenceMonitor } from './silence.js';
 
@@ -68,6 +70,14 @@ const FAREWELL_CAP_MS = 15_000;
 const REPLY_START_GRACE_MS = 2_000;
 /** The fallback message: how long past its own length the bridge waits for it to be heard. */
 const FALLBACK_SLACK_MS = 3_000;
+/**
+ * With no verdict this long after the answer, the answerer is taken for a person (or, for a machine
+ * whose greeting never seemed to end, the message starts). Past the carriers' own detection
+ * timeouts (Twilio's default is 30 s).
+ */
+export const AMD_VERDICT_TIMEOUT_MS = 35_000;
+/** How long the voicemail may take to be heard before the call hangs up anyway. */
+const VOICEMAIL_CAP_MS = 90_000;
 
 export interface CallInfo {
   callSid: string;
@@ -79,6 +89,8 @@ export interface CallInfo {
   profileName: string;
   profile: AgentProfile;
   mediaFormat: MediaFormat;
+  /** Outbound calls: the campaign attempt, the contact's variables, answering-machine detection. */
+  outbound?: OutboundContext;
   /** The campaign an outbound call was placed for, when one placed it. */
   campaign?: string;
 }
@@ -124,6 +136,12 @@ export class CallSession {
   readonly #dtmf: DtmfCollector | null;
   readonly #audioCounts: Metrics['audio'];
   #maxDurationTimer: ClockTimer | null = null;
+  /** Outbound calls with detection: holds the agent back until the verdict. */
+  readonly #gate: AmdGate | null;
+  #gateTimer: ClockTimer | null = null;
+  readonly #answeredAtMs: number;
+  /** A person's wait for the agent's first audio, measured once. */
+  #humanWaitPending = true;
   #agentFirstAudioPending = true;
   /** When the caller last stopped speaking, until the agent's answer starts to play. */
   #callerSpeechEndedAt: number | null = null;
@@ -198,8 +216,19 @@ export class CallSession {
         limits.maxCallMs,
       );
     }
+    this.#answeredAtMs = clock.now();
+    const amd = info.outbound?.amd ?? null;
+    this.#gate = amd ? new AmdGate(amd) : null;
+    if (this.#gate) {
+      this.#gateTimer = clock.setTimeout(() => this.#verdictTimedOut(), AMD_VERDICT_TIMEOUT_MS);
+    }
     deps.metrics.callsActive.inc({ carrier: info.carrier });
     deps.metrics.callsStarted.inc({ carrier: info.carrier, direction: info.direction });
+  }
+
+  /** The answering-machine verdict of the carrier's detection, once it comes. */
+  get machineVerdict(): VerdictReport | null {
+    return this.#gate?.verdict ?? null;
   }
 
   get state(): CallState {
@@ -235,7 +264,40 @@ export class CallSession {
     this.#audioCounts.upBytes += payload.length;
     this.#silence.agentSpeaking(this.#downlink.isPlaying());
     this.#silence.callerAudio(payload);
+    // Until the verdict the agent hears silence: a voicemail greeting must not start a conversation.
+    if (this.#gate?.holds) {
+      this.#link.sendAudio(Buffer.alloc(payload.length, silenceByte(this.info.mediaFormat.encoding)));
+      return;
+    }
     this.#link.sendAudio(payload);
+  }
+
+  /**
+   * The carrier's answering-machine verdict (docs/protocols/answering-machine-detection.md). A
+   * person, or doubt, and the agent speaks at once; a machine, and the voicemail plays after the
+   * beep, or the call hangs up.
+   */
+  onMachineVerdict(report: VerdictReport): void {
+    if (!this.#gate || this.isEnding) return;
+    // A machine's greeting end completes its first verdict; the verdict is counted once.
+    const first = this.#gate.verdict === null;
+    const decision = this.#gate.decide(report);
+    if (decision.kind === 'none') return;
+    if (decision.kind !== 'wait_for_message_end') this.#stopGateTimer();
+    const { metrics } = this.#deps;
+    const { carrier } = this.info;
+    if (first) {
+      metrics.amdVerdicts.inc({ carrier, verdict: report.verdict });
+      metrics.amdDetection.observe(
+        { carrier, verdict: report.verdict },
+        (report.detectionMs ?? this.#clock.now() - this.#answeredAtMs) / 1000,
+      );
+    }
+    this.logger.info(
+      { amd: { verdict: report.verdict, raw: report.raw, decision: decision.kind } },
+      'answering-machine verdict',
+    );
+    this.#act(decision);
   }
 
   onCallerDtmf(digit: string): void {
@@ -289,6 +351,8 @@ export class CallSession {
     if (!this.#can('ending')) return;
     this.#move('ending');
     this.#endReason = reason;
+    this.#stopGateTimer();
+    this.#gate?.close();
     this.#updater.close();
     this.#link.close();
     if (reason === 'transferred') this.#leg.closeStream();
@@ -297,7 +361,9 @@ export class CallSession {
     this.#silence.dispose();
     this.#dtmf?.dispose();
     this.#downlink.close();
-    const record = this.#log.record(reason, this.#downlink.replies(), this.#link.prewarmed);
+    const record = this.#withOutbound(
+      this.#log.record(reason, this.#downlink.replies(), this.#link.prewarmed),
+    );
     const { metrics, events } = this.#deps;
     const { carrier, direction } = this.info;
     metrics.callsActive.dec({ carrier });
@@ -327,6 +393,83 @@ export class CallSession {
 
   // ── internals ─────────────────────────────────────────────────────────────
 
+  #withOutbound(record: CallRecord): CallRecord {
+    const outbound = this.info.outbound;
+    if (!outbound) return record;
+    const verdict = this.#gate?.verdict ?? null;
+    return {
+      ...record,
+      outbound: {
+        campaign: outbound.campaignId,
+        contact: outbound.contact,
+        attempt: outbound.attemptId,
+        answeredBy: verdict === null ? null : verdict.verdict === 'fax' ? 'machine' : verdict.verdict,
+        amdVerdict: verdict?.raw ?? null,
+      },
+    };
+  }
+
+  #act(decision: GateDecision): void {
+    switch (decision.kind) {
+      case 'hang_up':
+        this.end('machine');
+        return;
+      case 'leave_message':
+        void this.#leaveMessage(decision.text);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Speaks the voicemail after the beep, waits until it was heard, then hangs up. */
+  async #leaveMessage(text: string | null): Promise<void> {
+    if (!this.#startFinishing('voicemail_left')) return;
+    if (text === null || text.trim() === '') {
+      this.logger.warn('a machine answered but the campaign has no voicemail text: hanging up');
+      this.end('machine');
+      return;
+    }
+    if ((await this.#sayFarewell(text)) === 'refused') {
+      this.logger.warn('the agent refused to speak the voicemail: hanging up');
+      this.end('machine');
+      return;
+    }
+    await this.#downlink.lastWordsHeard(VOICEMAIL_CAP_MS);
+    this.end('voicemail_left');
+  }
+
+  #verdictTimedOut(): void {
+    this.#gateTimer = null;
+    if (!this.#gate || this.isEnding) return;
+    if (this.#gate.awaitingMessageEnd) {
+      this.onMachineVerdict({ verdict: 'machine', messageEnded: true, detectionMs: null, raw: 'timeout' });
+      return;
+    }
+    const decision = this.#gate.timedOut();
+    if (decision.kind === 'none') return;
+    this.#deps.metrics.amdVerdicts.inc({ carrier: this.info.carrier, verdict: 'unknown' });
+    this.logger.info('no answering-machine verdict in time: treated as a person');
+  }
+
+  #stopGateTimer(): void {
+    if (this.#gateTimer !== null) this.#clock.clearTimeout(this.#gateTimer);
+    this.#gateTimer = null;
+  }
+
+  /** Whether the agent's output passes now; otherwise the gate holds it, or drops it. */
+  #gated(step: () => void, bytes = 0, startsReply = false): boolean {
+    const gate = this.#gate;
+    if (!gate || !gate.holds) return false;
+    if (gate.state === 'listening') {
+      gate.hold(step, bytes);
+      return true;
+    }
+    // Leaving a message: what the agent was saying is dropped until the reply that speaks it starts.
+    if (startsReply && gate.messageStarted()) return false;
+    return true;
+  }
+
   #can(next: CallState): boolean {
     const allowed: readonly string[] = CALL_TRANSITIONS[this.#state];
     return allowed.includes(next);
@@ -354,7 +497,10 @@ export class CallSession {
   }
 
   #agentAudio(chunk: Buffer): void {
-    if (this.#downlink.audio(chunk) > 0) this.#audioSent();
+    const send = () => {
+      if (this.#downlink.audio(chunk) > 0) this.#audioSent();
+    };
+    if (!this.#gated(send, chunk.length)) send();
   }
 
   #agentMessage(message: AgentServerMessage): void {
@@ -364,16 +510,26 @@ export class CallSession {
       case 'UserStartedSpeaking':
         this.#bargeIn();
         break;
-      case 'AgentStartedSpeaking':
-        this.#downlink.replyStarted();
-        this.#observeAgentLatency(message);
+      case 'AgentStartedSpeaking': {
+        const started = () => {
+          this.#downlink.replyStarted();
+          this.#observeAgentLatency(message);
+        };
+        if (!this.#gated(started, 0, true)) started();
         break;
-      case 'AgentAudioDone':
-        this.#downlink.replyDone();
+      }
+      case 'AgentAudioDone': {
+        const done = () => this.#downlink.replyDone();
+        if (!this.#gated(done)) done();
         break;
-      case 'ConversationText':
-        this.#conversationText(message.role, String(message.content ?? ''));
+      }
+      case 'ConversationText': {
+        const text = () => this.#conversationText(message.role, String(message.content ?? ''));
+        // The agent's words wait with its audio; once a message is being left, its text is the record's.
+        if (message.role !== 'assistant' || this.#gate?.state !== 'listening') text();
+        else this.#gated(text);
         break;
+      }
       case 'LatencyReport':
         // The metric is observed by the agent session; the call keeps the figures in its record.
         this.#log.agentTurnLatency(readLatencyReport(message as unknown as Record<string, unknown>));
@@ -620,6 +776,13 @@ export class CallSession {
   /** Latency figures taken when agent audio starts reaching the caller. */
   #audioSent(): void {
     const { metrics } = this.#deps;
+    if (this.#humanWaitPending && this.#gate?.state === 'open') {
+      this.#humanWaitPending = false;
+      metrics.amdHumanWait.observe(
+        { carrier: this.info.carrier },
+        (this.#clock.now() - this.#answeredAtMs) / 1000,
+      );
+    }
     const firstAudioMs = this.#log.firstAudio();
     if (firstAudioMs !== null) {
       metrics.firstAudio.observe({ prewarmed: String(this.#link.prewarmed) }, firstAudioMs / 1000);

@@ -6,9 +6,12 @@ import type { CarrierAdapter } from '../call/carrier-port.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createExotelAdapter } from './exotel/adapter.js';
+import type { CallPlacer } from './placer.js';
 import { createPlivoAdapter } from './plivo/adapter.js';
 import { createTelnyxAdapter } from './telnyx/adapter.js';
 import { createTwilioAdapter } from './twilio/adapter.js';
+import { createTwilioPlacer } from './twilio/placer.js';
+import { createTwilioRest } from './twilio/rest.js';
 import { createVonageAdapter } from './vonage/adapter.js';
 import type { ClaimOnce } from './vonage/replay-guard.js';
 
@@ -38,4 +41,49 @@ export function buildCarrierAdapters(config: Config, deps: CarrierAdapterDeps): 
     createVonageAdapter(config, deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
     createExotelAdapter(config),
   ];
+}
+
+export interface CallPlacerDeps {
+  /**
+   * The built-in simulated carrier API (src/sim/carrier-api/): carriers with no credentials place
+   * their calls there, so outbound calls and campaigns run with no account.
+   */
+  simulatedApiUrl?: string | null;
+}
+
+const REST_TIMEOUT_MS = 10_000;
+/** The caller ID of simulated calls when a request names none and no number is routed. */
+export const SIMULATED_CALLER_ID = '+15005550006';
+
+/** The carriers that can place outbound calls here, the default first. */
+export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): CallPlacer[] {
+  const placers: CallPlacer[] = [];
+  const routed = Object.keys(config.numbers.routes).find((number) => number.startsWith('+')) ?? null;
+  const simulated = deps.simulatedApiUrl ?? null;
+  const { accountSid, authToken } = config.twilio;
+  if (accountSid && authToken) {
+    const rest = createTwilioRest({
+      apiUrl: config.twilio.apiUrl,
+      accountSid,
+      authToken,
+      timeoutMs: REST_TIMEOUT_MS,
+    });
+    placers.push(createTwilioPlacer({ rest, publicUrl: () => config.publicUrl, defaultFrom: routed }));
+  } else if (simulated !== null) {
+    // The simulated API takes any credentials; these name no account.
+    const rest = createTwilioRest({
+      apiUrl: simulated,
+      accountSid: 'ACsimulated',
+      authToken: 'simulated',
+      timeoutMs: REST_TIMEOUT_MS,
+    });
+    placers.push(
+      createTwilioPlacer({
+        rest,
+        publicUrl: () => config.publicUrl,
+        defaultFrom: routed ?? SIMULATED_CALLER_ID,
+      }),
+    );
+  }
+  return placers;
 }

@@ -73,6 +73,7 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
   const drainTimeoutMs = envInt(env, 'DRAIN_TIMEOUT_MS', { fallback: 600_000, min: 0 });
   const maxCalls = envInt(env, 'MAX_CALLS', { fallback: 1000, min: 1 });
   const declineRedirectUrl = envUrl(env, 'DECLINE_REDIRECT_URL', ENDPOINT_URL(['http', 'https'])) ?? null;
+  const simulatedCalleeSpeedup = envInt(env, 'SIM_CALLEE_SPEEDUP', { fallback: 1, min: 1, max: 1000 });
   const carrierPingIntervalMs = envInt(env, 'CARRIER_PING_INTERVAL_MS', {
     fallback: 15_000,
     min: 100,
@@ -113,6 +114,7 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
     maxCalls,
     declineRedirectUrl,
     carrierPingIntervalMs,
+    simulatedCalleeSpeedup,
     regions,
     profiles,
     numbers,

@@ -191,6 +191,11 @@ export interface Config {
   declineRedirectUrl: string | null;
   /** How often carrier media sockets are pinged; one missed pong and the socket is cut. */
   carrierPingIntervalMs: number;
+  /**
+   * The built-in simulated carrier's callees wait this many times less (ringing, detection, time on
+   * the line) than a real phone would; their audio still plays in real time (`SIM_CALLEE_SPEEDUP`).
+   */
+  simulatedCalleeSpeedup?: number;
   regions: Record<Region, RegionHosts>;
   profiles: Record<string, AgentProfile>;
   numbers: NumberRouting;

@@ -397,6 +397,26 @@ function campaignMetrics(r: Registry[]) {
       labelNames: ['carrier', 'verdict'],
       registers: r,
     }),
+    amdDetection: new Histogram({
+      name: 'callbridge_amd_detection_seconds',
+      help: 'From the answer to the answering-machine verdict, by carrier and verdict (machine verdicts come at the end of the greeting).',
+      labelNames: ['carrier', 'verdict'],
+      buckets: [0.5, 1, 2, 3, 4, 6, 8, 12, 20, 30, 45],
+      registers: r,
+    }),
+    amdHumanWait: new Histogram({
+      name: 'callbridge_amd_human_wait_seconds',
+      help: 'On outbound calls answered by a person: from the answer to the first agent audio sent, detection included.',
+      labelNames: ['carrier'],
+      buckets: [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 15, 30],
+      registers: r,
+    }),
+    outboundCallStatuses: new Counter({
+      name: 'callbridge_outbound_call_statuses_total',
+      help: 'Final statuses carriers reported for outbound calls, by carrier and status.',
+      labelNames: ['carrier', 'status'],
+      registers: r,
+    }),
   };
 }
 

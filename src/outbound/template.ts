@@ -2,35 +2,11 @@
 // from each contact's variables. A placeholder a contact has no value for is refused when the
 // contact is added and checked again when the campaign starts, so rendering on a live call never
 // meets one.
+import { hasValue, placeholders } from '../agent/placeholders.js';
 import type { AgentProfile } from '../config/types.js';
 import type { CampaignSpec } from './records.js';
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
-
-/** The distinct placeholder names in `text`, in order of first use. */
-export function placeholders(text: string): string[] {
-  return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]!))];
-}
-
-/** A variable has a value when it is present and not blank. */
-export function hasValue(variables: Readonly<Record<string, string>>, name: string): boolean {
-  return Object.hasOwn(variables, name) && (variables[name] ?? '').trim() !== '';
-}
-
-export class MissingVariableError extends Error {
-  readonly code = 'CALLBRIDGE_TEMPLATE_VARIABLE_MISSING';
-  constructor(readonly names: string[]) {
-    super(`no value for ${names.map((n) => `{{${n}}}`).join(', ')}`);
-    this.name = 'MissingVariableError';
-  }
-}
-
-/** `text` with every placeholder replaced by its value; throws MissingVariableError if any has none. */
-export function renderTemplate(text: string, variables: Readonly<Record<string, string>>): string {
-  const missing = placeholders(text).filter((name) => !hasValue(variables, name));
-  if (missing.length > 0) throw new MissingVariableError(missing);
-  return text.replace(PLACEHOLDER, (_, name: string) => variables[name]!.trim());
-}
+export { hasValue, MissingVariableError, placeholders, renderTemplate } from '../agent/placeholders.js';
 
 /** Placeholder name → where it is used (`prompt`, `greeting`, `voicemail`). */
 export type RequiredVariables = Map<string, string[]>;

@@ -1,7 +1,14 @@
 // The call core's intake as a test double for a carrier's webhook routes: records what the routes
 // ask of it (admissions, announced calls, refusals) and answers as the test says, with media URLs
 // shaped as the core makes them (`<base>/media/<carrier>/<instance>/<token>`).
-import type { Admission, CallAnnouncement, CallIntake, PreparedCall } from '../../src/call/carrier-port.js';
+import type { VerdictReport } from '../../src/call/amd-gate.js';
+import type {
+  Admission,
+  CallAnnouncement,
+  CallIntake,
+  OutboundStatusReport,
+  PreparedCall,
+} from '../../src/call/carrier-port.js';
 
 export interface FakeIntake extends CallIntake {
   admission: Admission;
@@ -10,6 +17,9 @@ export interface FakeIntake extends CallIntake {
   /** Every call the routes announced, in order. */
   announced: CallAnnouncement[];
   refusals: Array<{ carrier: string; reason: string }>;
+  /** Outbound calls' final statuses and detection verdicts the routes reported. */
+  statuses: OutboundStatusReport[];
+  verdicts: Array<{ carrier: string; callSid: string; report: VerdictReport }>;
   /** The PreparedCall returned for each announced call, in order. */
   prepared: PreparedCall[];
 }
@@ -26,6 +36,15 @@ export function createFakeIntake(opts: { mediaBase?: string } = {}): FakeIntake 
     admitted: [],
     announced: [],
     refusals: [],
+    statuses: [],
+    verdicts: [],
+    outboundContext: () => null,
+    outboundStatus(report) {
+      intake.statuses.push(report);
+    },
+    machineVerdict(carrier, callSid, report) {
+      intake.verdicts.push({ carrier, callSid, report });
+    },
     prepared: [],
     admit(carrier) {
       intake.admitted.push(carrier);

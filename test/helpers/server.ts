@@ -38,6 +38,8 @@ export interface StartServerOptions {
   releaseRemotePrewarm?: AppDeps['releaseRemotePrewarm'];
   originator?: Originator;
   dialerOptions?: Partial<DialerOptions>;
+  /** The simulated carrier API outbound calls go to when no carrier has credentials. */
+  simulatedCarrierApiUrl?: string;
   /** Post-call analysis over the server's own store, as main.ts builds it. */
   analysis?: (store: Store) => NonNullable<AppDeps['analysis']>;
   /** The fixed prompts, rendered as main.ts renders them; default: the bundled recordings. */
@@ -71,6 +73,7 @@ export async function startServer(
     agentMode: 'remote',
     ...(opts.originator ? { originator: opts.originator } : {}),
     ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
+    ...(opts.simulatedCarrierApiUrl ? { simulatedCarrierApi: opts.simulatedCarrierApiUrl } : {}),
     ...(opts.carriers ? { carriers: opts.carriers(config, { logger, metrics, store }) } : {}),
     ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
     ...(opts.analysis ? { analysis: opts.analysis(store) } : {}),

@@ -19,6 +19,8 @@ export interface TwilioRest {
   /** Moves the caller to `target` (E.164 or `sip:`); this ends our media stream. */
   transfer(callSid: string, target: string): Promise<void>;
   createCall(fields: TwilioFormFields): Promise<{ sid: string; status: string }>;
+  /** The call's status word and duration; null when Twilio has no such call. */
+  getCall(callSid: string): Promise<{ status: string; durationS: number | null } | null>;
 }
 
 function formBody(fields: TwilioFormFields): URLSearchParams {
@@ -43,21 +45,26 @@ export function createTwilioRest(options: TwilioRestOptions): TwilioRest {
   // Built once; the token lives only in this header, never in a message or URL.
   const authorization = `Basic ${Buffer.from(`${options.accountSid}:${options.authToken}`).toString('base64')}`;
 
-  async function post(operation: string, url: string, fields: TwilioFormFields): Promise<unknown> {
+  async function post(operation: string, url: string, fields: TwilioFormFields | null): Promise<unknown> {
     const signal = AbortSignal.timeout(options.timeoutMs);
     let response: Response;
     let text: string;
     try {
-      response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          authorization,
-          accept: 'application/json',
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: formBody(fields),
-        signal,
-      });
+      response = await fetch(
+        url,
+        fields === null
+          ? { method: 'GET', headers: { authorization, accept: 'application/json' }, signal }
+          : {
+              method: 'POST',
+              headers: {
+                authorization,
+                accept: 'application/json',
+                'content-type': 'application/x-www-form-urlencoded',
+              },
+              body: formBody(fields),
+              signal,
+            },
+      );
       // Read inside the try: the timeout also bounds a body that trickles in.
       text = await response.text();
     } catch (err) {
@@ -116,6 +123,29 @@ export function createTwilioRest(options: TwilioRestOptions): TwilioRest {
         });
       }
       return { sid: call.sid, status: call.status };
+    },
+
+    async getCall(callSid: string) {
+      let body: unknown;
+      try {
+        body = await post('read call', callUrl(callSid), null);
+      } catch (err) {
+        if (err instanceof CarrierApiError && err.status === 404) return null;
+        throw err;
+      }
+      const call = (typeof body === 'object' && body !== null ? body : {}) as {
+        status?: unknown;
+        duration?: unknown;
+      };
+      if (typeof call.status !== 'string') {
+        throw new CarrierApiError('twilio', 'Twilio read call: response lacks status', { retryable: true });
+      }
+      // Twilio gives the duration as a string once the call has ended, null before.
+      const duration =
+        typeof call.duration === 'string' || typeof call.duration === 'number'
+          ? Number(call.duration)
+          : Number.NaN;
+      return { status: call.status, durationS: Number.isFinite(duration) ? duration : null };
     },
   };
 }

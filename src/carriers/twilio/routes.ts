@@ -3,9 +3,12 @@
 // the call core's, served at /media/twilio….
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MULAW_8K } from '../../audio/format.js';
-import { type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
+import type { MachineVerdict, VerdictReport } from '../../call/amd-gate.js';
+import { type CallIntake, OBSERVER_HEADER, type OutboundFinalStatus } from '../../call/carrier-port.js';
+import type { OutboundContext } from '../../call/outbound-context.js';
 import type { Config } from '../../config/types.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
+import { TWILIO_CONTEXT_PARAM } from './placer.js';
 import { validateTwilioSignature } from './signature.js';
 import { connectStreamTwiml, playHangupTwiml, redirectTwiml, sayHangupTwiml } from './twiml.js';
 
@@ -29,6 +32,59 @@ function single(params: FormParams, key: string): string {
   return typeof value === 'string' ? value : '';
 }
 
+/** Twilio's final call statuses in the common words; the others (ringing, answered) are progress. */
+const FINAL_STATUSES: Readonly<Record<string, OutboundFinalStatus>> = Object.freeze({
+  completed: 'completed',
+  busy: 'busy',
+  'no-answer': 'no_answer',
+  failed: 'failed',
+  canceled: 'canceled',
+});
+
+/** Twilio's `AnsweredBy` (docs/protocols/answering-machine-detection.md) in the common words. */
+export function twilioVerdict(answeredBy: string, durationMs: string): VerdictReport | null {
+  let verdict: MachineVerdict;
+  let messageEnded = false;
+  switch (answeredBy) {
+    case 'human':
+      verdict = 'human';
+      break;
+    case 'unknown':
+      verdict = 'unknown';
+      break;
+    case 'fax':
+      verdict = 'fax';
+      break;
+    case 'machine_start':
+      verdict = 'machine';
+      break;
+    case 'machine_end_beep':
+    case 'machine_end_silence':
+    case 'machine_end_other':
+      verdict = 'machine';
+      messageEnded = true;
+      break;
+    default:
+      return null;
+  }
+  const ms = Number(durationMs);
+  return {
+    verdict,
+    messageEnded,
+    detectionMs: durationMs !== '' && Number.isFinite(ms) && ms >= 0 ? ms : null,
+    raw: answeredBy,
+  };
+}
+
+/** A reason word off the wire, bounded for the record and logs. */
+function reasonOf(params: FormParams): string | null {
+  const sip = single(params, 'SipResponseCode');
+  const error = single(params, 'ErrorCode');
+  if (/^\d{3}$/.test(sip)) return `SIP ${sip}`;
+  if (/^\d{1,6}$/.test(error)) return `Twilio error ${error}`;
+  return null;
+}
+
 function twiml(reply: FastifyReply, body: string): FastifyReply {
   return reply.header('content-type', 'text/xml; charset=utf-8').send(body);
 }
@@ -44,6 +100,18 @@ export function twilioRoutes(config: Config, intake: CallIntake) {
       intake.refused('twilio', 'bad_signature');
       throw new BadSignatureError('X-Twilio-Signature does not match this request');
     }
+  };
+
+  /** The outbound context in the URL Twilio was given, or undefined for a call we did not place. */
+  const contextOf = (req: FastifyRequest): { sealed: string; context: OutboundContext } | undefined => {
+    const sealed = (req.query as Record<string, unknown> | undefined)?.[TWILIO_CONTEXT_PARAM];
+    if (sealed === undefined) return undefined;
+    const context = intake.outboundContext(sealed);
+    if (context === null || typeof sealed !== 'string') {
+      intake.refused('twilio', 'bad_context');
+      throw new BadRequestError('the call context in this URL is not valid');
+    }
+    return { sealed, context };
   };
 
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -64,7 +132,9 @@ export function twilioRoutes(config: Config, intake: CallIntake) {
         if (redirectUrl) return twiml(reply, redirectTwiml(redirectUrl));
         return twiml(reply, audioUrl ? playHangupTwiml(audioUrl) : sayHangupTwiml(message));
       }
-      const direction = single(params, 'Direction').startsWith('outbound') ? 'outbound' : 'inbound';
+      const outbound = contextOf(req);
+      const direction =
+        outbound || single(params, 'Direction').startsWith('outbound') ? 'outbound' : 'inbound';
       // Twilio's bidirectional streams carry μ-law 8 kHz only.
       const prepared = intake.prepare({
         carrier: 'twilio',
@@ -73,6 +143,7 @@ export function twilioRoutes(config: Config, intake: CallIntake) {
         to: single(params, 'To'),
         direction,
         mediaFormat: MULAW_8K,
+        ...(outbound ? { context: outbound.sealed } : {}),
       });
       // The token is in the stream URL's path, and as a <Parameter> too, which `start` echoes back.
       reply.header(OBSERVER_HEADER, prepared.observerToken);
@@ -82,10 +153,38 @@ export function twilioRoutes(config: Config, intake: CallIntake) {
     app.post('/carriers/twilio/status', async (req: FastifyRequest, reply: FastifyReply) => {
       const params = (req.body ?? {}) as FormParams;
       verify(req, params);
-      req.log.info(
-        { callSid: single(params, 'CallSid'), callStatus: single(params, 'CallStatus') },
-        'call status callback',
-      );
+      const callSid = single(params, 'CallSid');
+      const callStatus = single(params, 'CallStatus');
+      if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
+      req.log.info({ callSid, callStatus: callStatus.slice(0, 32) }, 'call status callback');
+      const outbound = contextOf(req);
+      const status = Object.hasOwn(FINAL_STATUSES, callStatus) ? FINAL_STATUSES[callStatus] : undefined;
+      if (outbound && status) {
+        const seconds = Number(single(params, 'CallDuration'));
+        intake.outboundStatus({
+          carrier: 'twilio',
+          callSid,
+          from: single(params, 'From').slice(0, 64),
+          to: single(params, 'To').slice(0, 64),
+          context: outbound.context,
+          status,
+          reason: reasonOf(params),
+          durationMs: Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : null,
+        });
+      }
+      return reply.code(204).send();
+    });
+
+    // Asynchronous answering-machine detection's verdict (AsyncAmdStatusCallback).
+    app.post('/carriers/twilio/amd', async (req: FastifyRequest, reply: FastifyReply) => {
+      const params = (req.body ?? {}) as FormParams;
+      verify(req, params);
+      const callSid = single(params, 'CallSid');
+      if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
+      const report = twilioVerdict(single(params, 'AnsweredBy'), single(params, 'MachineDetectionDuration'));
+      if (report === null) throw new BadRequestError('AnsweredBy is missing or not a verdict Twilio gives');
+      contextOf(req);
+      intake.machineVerdict('twilio', callSid, report);
       return reply.code(204).send();
     });
   };

@@ -22,6 +22,9 @@ export interface SimCallRecord {
   spoken: string[];
   /** Where the call was transferred to, if it was. */
   transferredTo?: string;
+  /** Outbound calls: the carrier's status word (`ringing`, `in-progress`, `busy`, …) and, once ended, the seconds it lasted. */
+  status?: string;
+  durationS?: number;
   requests: SimApiAction[];
 }
 
@@ -72,6 +75,14 @@ export class SimCallLog {
       if (oldest !== undefined) this.calls.delete(oldest);
     }
     return record;
+  }
+
+  /** Changes a call without a request (the simulated callee answered, hung up), then wakes whoever waits on it. */
+  update(callSid: string, change: (call: SimCallRecord) => void): void {
+    const call = this.calls.get(callSid);
+    if (call === undefined) return;
+    change(call);
+    for (const waiter of [...(this.waiters.get(callSid) ?? [])]) waiter.check();
   }
 
   /** Records one request about a call, then wakes whoever waits on it. */

@@ -21,10 +21,27 @@ export interface SimApiReply {
   body?: unknown;
 }
 
+/** An outbound call the API accepted, for the simulated callee to answer (src/sim/callee/). */
+export interface PlacedSimCall {
+  carrier: string;
+  callSid: string;
+  accountSid: string;
+  to: string;
+  from: string;
+  /** Where the carrier fetches the call's instructions once answered (Twilio `Url`). */
+  answerUrl: string;
+  /** Where call progress goes (Twilio `StatusCallback`); null: nowhere. */
+  statusUrl: string | null;
+  /** Where the detection verdict goes (Twilio `AsyncAmdStatusCallback`); null: no detection. */
+  amdUrl: string | null;
+}
+
 export interface SimApiContext {
   calls: SimCallLog;
   /** A fresh random id, for calls the API creates. */
   newId(): string;
+  /** Hands an accepted outbound call to the simulated callee. */
+  placed(call: PlacedSimCall): void;
 }
 
 export interface SimApiRoute {

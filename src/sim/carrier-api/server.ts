@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SimCallLog, type SimCallRecord } from './call-log.js';
-import type { SimApiReply, SimApiRequest, SimApiRoute, SimCarrierApi } from './handler.js';
+import type { PlacedSimCall, SimApiReply, SimApiRequest, SimApiRoute, SimCarrierApi } from './handler.js';
 import { SIM_CARRIER_APIS } from './registry.js';
 
 export interface SimulatedCarrierApiOptions {
@@ -18,6 +18,8 @@ export interface SimulatedCarrierApiOptions {
   /** Default: every carrier in the registry. */
   carriers?: readonly SimCarrierApi[];
   now?: () => number;
+  /** Who answers the outbound calls the API accepts (src/sim/callee/); default: nobody, they just ring. */
+  onPlaced?: (call: PlacedSimCall, calls: SimCallLog) => void;
 }
 
 export interface SimulatedCarrierApi {
@@ -96,7 +98,11 @@ export async function startSimulatedCarrierApi(
   const routes = (opts.carriers ?? SIM_CARRIER_APIS).flatMap((api) =>
     api.routes.map((route) => compile(api, route)),
   );
-  const context = { calls, newId: () => randomUUID() };
+  const context = {
+    calls,
+    newId: () => randomUUID(),
+    placed: (call: PlacedSimCall) => opts.onPlaced?.(call, calls),
+  };
   let closing = false;
   let waiting = 0;
 

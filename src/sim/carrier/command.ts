@@ -1,11 +1,10 @@
 // `callbridge call`: places one simulated call against a running server and reports it (README.md,
 // "Placing a simulated call"). Exit 0 when the caller heard the agent, 1 when the call failed, 2 on usage.
-import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readWav, toMulaw8k, writeWavMulaw } from '../../audio/wav.js';
+import { packageRoot } from '../package-root.js';
 import { cliAdminToken } from '../../campaign-cli/token.js';
 import { analysisReport } from './call-analysis.js';
 import type { SimDialect } from './dialect.js';
@@ -239,15 +238,4 @@ async function readBundledPhrase(): Promise<Buffer> {
   } catch (err) {
     throw new Error(`cannot read the bundled caller phrase ${path}: ${(err as Error).message}`);
   }
-}
-
-/** The folder holding package.json, found upward from this module (src/ or dist/ alike). */
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('cannot find the package root (no package.json above this module)');
-    dir = parent;
-  }
-  return dir;
 }

@@ -15,6 +15,11 @@ export interface SimCallSpec {
   env: Record<string, string | undefined>;
   timeoutMs: number;
   signal?: AbortSignal;
+  /**
+   * An outbound call the carrier placed for the server: the answer URL the server gave it (instead
+   * of the carrier's fixed voice webhook), the call id it already has, and its direction.
+   */
+  outbound?: { answerUrl: string; callSid: string; accountSid: string };
 }
 
 /** What the server sent on the media socket, as the phone acts on it. */

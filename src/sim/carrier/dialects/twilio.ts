@@ -38,9 +38,10 @@ function checkStreamUrl(raw: string, warnings: string[]): string | Error {
 
 async function announce(call: SimCallSpec): Promise<SimAnswer> {
   const authToken = call.env.TWILIO_AUTH_TOKEN || undefined;
-  const accountSid = call.env.TWILIO_ACCOUNT_SID || twilioSid('AC');
-  const callSid = twilioSid('CA');
-  const url = `${call.server}/carriers/twilio/voice`;
+  const accountSid = call.outbound?.accountSid ?? (call.env.TWILIO_ACCOUNT_SID || twilioSid('AC'));
+  const callSid = call.outbound?.callSid ?? twilioSid('CA');
+  // A call the server placed fetches the URL the server gave when it created the call.
+  const url = call.outbound?.answerUrl ?? `${call.server}/carriers/twilio/voice`;
   const params: Record<string, string> = {
     CallSid: callSid,
     AccountSid: accountSid,
@@ -48,8 +49,8 @@ async function announce(call: SimCallSpec): Promise<SimAnswer> {
     To: call.to,
     Caller: call.from,
     Called: call.to,
-    CallStatus: 'ringing',
-    Direction: 'inbound',
+    CallStatus: call.outbound ? 'in-progress' : 'ringing',
+    Direction: call.outbound ? 'outbound-api' : 'inbound',
     ApiVersion: '2010-04-01',
   };
   const headers: Record<string, string> = {

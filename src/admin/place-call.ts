@@ -1,0 +1,176 @@
+// One outbound call on request. Mounted by the app inside the `/v1` admin scope, which already
+// checks ADMIN_TOKEN.
+//   POST /calls {to, from?, profile?, carrier?, variables?, amd?} → 201 {callSid, carrier, to, from, profile, status}
+// The call counts against admission like an inbound one: refused with 503 while this instance is
+// draining or at capacity. Once answered it is bridged to the agent exactly as an inbound call is,
+// pre-warmed at the answer, and its record says `direction: outbound`.
+import type { FastifyInstance } from 'fastify';
+import { placeholders, renderTemplate } from '../agent/placeholders.js';
+import type { Admission } from '../call/carrier-port.js';
+import type { OutboundAmd } from '../call/outbound-context.js';
+import type { AgentProfile } from '../config/types.js';
+import { BadRequestError, CARRIER_API_ERROR_CODE, UnavailableError } from '../errors.js';
+import { normalizePhone } from '../outbound/phone.js';
+
+export interface PlaceCallRequest {
+  to: string;
+  from: string | null;
+  carrier: string | null;
+  profile: string;
+  variables: Record<string, string>;
+  amd: OutboundAmd | null;
+}
+
+export interface PlaceCallDeps {
+  profiles: Readonly<Record<string, AgentProfile>>;
+  defaultProfile: string;
+  /** The carriers that can place calls here; empty: none. */
+  carriers: readonly string[];
+  /** Whether this instance takes a new call now, as for an inbound call of `carrier`. */
+  admit(carrier: string): Admission;
+  place(call: PlaceCallRequest): Promise<{ carrier: string; callSid: string }>;
+}
+
+const FIELDS = new Set(['to', 'from', 'profile', 'carrier', 'variables', 'amd']);
+const MAX_VARIABLES = 50;
+const MAX_VARIABLE_CHARS = 500;
+const MAX_VOICEMAIL_CHARS = 1000;
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+function phone(value: unknown, field: string): string {
+  if (typeof value !== 'string') throw new BadRequestError(`${field} must be a phone number in E.164`);
+  const checked = normalizePhone(value);
+  if (!checked.ok) throw new BadRequestError(`${field}: ${checked.reason}`);
+  return checked.e164;
+}
+
+function variablesOf(value: unknown): Record<string, string> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new BadRequestError('variables must be an object of names to text');
+  }
+  const entries = Object.entries(value);
+  if (entries.length > MAX_VARIABLES) throw new BadRequestError(`variables: at most ${MAX_VARIABLES}`);
+  const variables: Record<string, string> = {};
+  for (const [name, raw] of entries) {
+    if (!VARIABLE_NAME.test(name))
+      throw new BadRequestError('variables: a name must be letters, digits and _');
+    if (typeof raw !== 'string' && typeof raw !== 'number' && typeof raw !== 'boolean') {
+      throw new BadRequestError(`variables.${name} must be text`);
+    }
+    const text = String(raw);
+    if (text.length > MAX_VARIABLE_CHARS) {
+      throw new BadRequestError(`variables.${name} is longer than ${MAX_VARIABLE_CHARS} characters`);
+    }
+    variables[name] = text;
+  }
+  return variables;
+}
+
+function amdOf(value: unknown, variables: Record<string, string>): OutboundAmd | null {
+  if (value === undefined || value === null || value === false) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new BadRequestError('amd must be {"mode": "voicemail"|"hangup"|"off", "voicemail": {"text": …}}');
+  }
+  const { mode, voicemail } = value as { mode?: unknown; voicemail?: unknown };
+  if (mode === 'off') return null;
+  if (mode !== 'voicemail' && mode !== 'hangup') {
+    throw new BadRequestError('amd.mode must be voicemail, hangup or off');
+  }
+  if (mode === 'hangup') return { mode, voicemailText: null, voicemailAudioUrl: null };
+  const text = (voicemail as { text?: unknown } | undefined)?.text;
+  if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_VOICEMAIL_CHARS) {
+    throw new BadRequestError(
+      `amd.voicemail.text must be the message to leave, 1 to ${MAX_VOICEMAIL_CHARS} characters`,
+    );
+  }
+  return { mode, voicemailText: renderTemplate(text, variables), voicemailAudioUrl: null };
+}
+
+/** The request, validated; every placeholder the call will speak has a value, or it is refused now. */
+export function placeCallRequest(
+  body: unknown,
+  deps: Omit<PlaceCallDeps, 'admit' | 'place'>,
+): PlaceCallRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new BadRequestError('the body must be a JSON object: {"to": "+1555…"}');
+  }
+  const unknown = Object.keys(body).filter((key) => !FIELDS.has(key));
+  if (unknown.length > 0)
+    throw new BadRequestError(`unknown field ${JSON.stringify(unknown[0]!.slice(0, 40))}`);
+  const b = body as Record<string, unknown>;
+  const to = phone(b.to, 'to');
+  const from = b.from === undefined || b.from === null ? null : phone(b.from, 'from');
+  const profile = b.profile ?? deps.defaultProfile;
+  if (typeof profile !== 'string' || !Object.hasOwn(deps.profiles, profile)) {
+    throw new BadRequestError(`profile must be one of: ${Object.keys(deps.profiles).join(', ')}`);
+  }
+  const carrier = b.carrier ?? null;
+  if (carrier !== null && (typeof carrier !== 'string' || !deps.carriers.includes(carrier))) {
+    throw new BadRequestError(`carrier must be one of: ${deps.carriers.join(', ')}`);
+  }
+  const variables = variablesOf(b.variables);
+  let amd: OutboundAmd | null;
+  try {
+    amd = amdOf(b.amd, variables);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'CALLBRIDGE_TEMPLATE_VARIABLE_MISSING') {
+      throw new BadRequestError(`amd.voicemail.text: ${(err as Error).message} in variables`);
+    }
+    throw err;
+  }
+  const agent = deps.profiles[profile]!;
+  for (const [where, text] of [
+    ['prompt', agent.prompt],
+    ['greeting', agent.greeting ?? ''],
+  ] as const) {
+    const missing = placeholders(text).filter((name) => !(variables[name] ?? '').trim());
+    if (missing.length > 0) {
+      throw new BadRequestError(
+        `the profile's ${where} uses ${missing.map((n) => `{{${n}}}`).join(', ')}: give a value in variables`,
+      );
+    }
+  }
+  return { to, from, carrier, profile, variables, amd };
+}
+
+export function registerPlaceCallRoutes(app: FastifyInstance, deps: PlaceCallDeps): void {
+  app.post('/calls', async (req, reply) => {
+    if (deps.carriers.length === 0) {
+      throw new UnavailableError('no carrier can place outbound calls on this server');
+    }
+    const request = placeCallRequest(req.body, deps);
+    const admission = deps.admit(request.carrier ?? deps.carriers[0]!);
+    if (admission !== 'admitted') {
+      throw new UnavailableError(
+        admission === 'draining'
+          ? 'this instance is draining: no new calls'
+          : 'this instance is at its call capacity: try again shortly',
+      );
+    }
+    let placed: { carrier: string; callSid: string };
+    try {
+      placed = await deps.place(request);
+    } catch (err) {
+      const { code, retryable } = err as { code?: unknown; retryable?: unknown };
+      if (code !== CARRIER_API_ERROR_CODE) throw err;
+      // The carrier's refusal, in words that carry no secret (carrier-api-error messages never do).
+      return reply.code(502).send({
+        error: { code, message: (err as Error).message, retryable: retryable === true },
+      });
+    }
+    req.log.info(
+      { carrier: placed.carrier, callSid: placed.callSid, profile: request.profile },
+      'outbound call placed',
+    );
+    return reply.code(201).send({
+      callSid: placed.callSid,
+      carrier: placed.carrier,
+      to: request.to,
+      from: request.from,
+      profile: request.profile,
+      direction: 'outbound',
+      status: 'queued',
+    });
+  });
+}

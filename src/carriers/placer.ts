@@ -1,0 +1,23 @@
+// What a carrier offers for placing outbound calls, in the carriers' common words. app.ts composes
+// the placers of the enabled carriers into the outbound room's one Originator
+// (src/outbound/ports.ts), so neither room imports the other.
+import type { CarrierCallState } from './call-status.js';
+
+export interface PlaceCallRequest {
+  to: string;
+  /** E.164 caller ID; null: the carrier's default for this server. */
+  from: string | null;
+  /** The sealed outbound context (src/call/outbound-context.ts), carried through the call. */
+  context: string;
+  /** Whether to ask for answering-machine detection, with the end of a voicemail greeting. */
+  detectMachine: boolean;
+}
+
+export interface CallPlacer {
+  readonly carrier: string;
+  /** Asks the carrier to place the call; resolves with its call id once it accepted. */
+  place(request: PlaceCallRequest): Promise<{ callSid: string }>;
+  status(callSid: string): Promise<CarrierCallState>;
+  /** Ends the call whatever its state; an already-ended call is not an error. */
+  hangup(callSid: string): Promise<void>;
+}

@@ -1,0 +1,112 @@
+// The one Originator the outbound room places calls through (src/outbound/ports.ts), composed by
+// app.ts from the call placers of the enabled carriers (src/carriers/placer.ts). Here the outbound
+// request becomes the sealed context the call carries (src/call/outbound-context.ts), and the
+// carriers' status words become the dialer's outcomes.
+import type { CarrierCallState } from './carriers/call-status.js';
+import type { CallPlacer } from './carriers/placer.js';
+import { type OutboundAmd, type OutboundContext, sealOutboundContext } from './call/outbound-context.js';
+import { BadRequestError } from './errors.js';
+import type { CarrierCallStatus, OriginateRequest, Originator } from './outbound/ports.js';
+import { parseAttemptId } from './outbound/records.js';
+
+/** One call to place, whether a campaign's attempt or a single call. */
+export interface OutboundCall {
+  to: string;
+  from: string | null;
+  /** null: the default carrier. */
+  carrier: string | null;
+  profile: string;
+  variables: Record<string, string>;
+  amd: OutboundAmd | null;
+  attemptId: string | null;
+  campaignId: string | null;
+  contact: number | null;
+}
+
+export interface OutboundCalls {
+  originator: Originator;
+  /** Places one call; resolves with the carrier and its call id. */
+  place(call: OutboundCall): Promise<{ carrier: string; callSid: string }>;
+  /** The carriers that can place calls here, the default first. */
+  readonly carriers: readonly string[];
+}
+
+/** The carrier's status in the outbound room's words. */
+export function callStatusOutcome(state: CarrierCallState): CarrierCallStatus {
+  switch (state.status) {
+    case 'queued':
+    case 'ringing':
+    case 'in-progress':
+      return { state: 'live' };
+    case 'completed':
+      return { state: 'ended', outcome: 'completed' };
+    case 'busy':
+      return { state: 'ended', outcome: 'busy' };
+    case 'no-answer':
+      return { state: 'ended', outcome: 'no_answer' };
+    case 'failed':
+      return { state: 'ended', outcome: 'failed' };
+    case 'canceled':
+      return { state: 'ended', outcome: 'cancelled' };
+    case 'unknown':
+      return { state: 'unknown' };
+  }
+}
+
+export function composeOriginator(placers: readonly CallPlacer[], secret: string): OutboundCalls {
+  const byName = new Map(placers.map((placer) => [placer.carrier, placer]));
+  const placerOf = (carrier: string | null): CallPlacer => {
+    const placer = carrier === null ? placers[0] : byName.get(carrier);
+    if (!placer) {
+      throw new BadRequestError(
+        `carrier ${JSON.stringify(carrier)} cannot place calls here; these can: ${[...byName.keys()].join(', ')}`,
+      );
+    }
+    return placer;
+  };
+
+  const place = async (call: OutboundCall) => {
+    const placer = placerOf(call.carrier);
+    const context: OutboundContext = {
+      attemptId: call.attemptId,
+      campaignId: call.campaignId,
+      contact: call.contact,
+      profile: call.profile,
+      variables: call.variables,
+      amd: call.amd,
+    };
+    const sealed = sealOutboundContext(secret, context);
+    const { callSid } = await placer.place({
+      to: call.to,
+      from: call.from,
+      context: sealed,
+      detectMachine: call.amd !== null,
+    });
+    return { carrier: placer.carrier, callSid };
+  };
+
+  const originator: Originator = {
+    async originate(request: OriginateRequest) {
+      const { callSid } = await place({
+        to: request.to,
+        from: request.from,
+        carrier: request.carrier,
+        profile: request.profile,
+        variables: { ...request.variables },
+        amd: request.amd,
+        attemptId: request.context,
+        campaignId: request.campaignId,
+        contact: parseAttemptId(request.context)?.contactSeq ?? null,
+      });
+      return { callSid };
+    },
+    async status(callSid, carrier) {
+      return callStatusOutcome(await placerOf(carrier).status(callSid));
+    },
+    async hangup(callSid, carrier) {
+      await placerOf(carrier).hangup(callSid);
+    },
+  };
+
+  return { originator, place, carriers: placers.map((placer) => placer.carrier) };
+}

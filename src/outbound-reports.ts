@@ -1,0 +1,133 @@
+// How an outbound call's end reaches its campaign attempt, and its record. Two sources report it:
+// the call's record, when the call was answered and bridged (its end reason says whether a
+// voicemail was left), and the carrier's final status callback, which alone knows a call that was
+// never answered (busy, no answer, failed, canceled). The dialer takes the first report of an
+// attempt; a `completed` status waits a moment, so the record, which says more, comes first.
+import type { Logger } from 'pino';
+import type { OutboundStatusReport } from './call/carrier-port.js';
+import type { CallRecord } from './call/record.js';
+import type { Dialer } from './outbound/dialer.js';
+import type { AttemptOutcome } from './outbound/records.js';
+import type { AttemptDetails } from './store/campaign-store.js';
+
+/** How long a `completed` status waits for the call's record before it finishes the attempt itself. */
+export const COMPLETED_STATUS_GRACE_MS = 15_000;
+
+const STATUS_OUTCOMES: Readonly<Record<OutboundStatusReport['status'], AttemptOutcome>> = Object.freeze({
+  completed: 'completed',
+  busy: 'busy',
+  no_answer: 'no_answer',
+  failed: 'failed',
+  canceled: 'cancelled',
+});
+
+/** The attempt's outcome from the record of its call. */
+export function recordOutcome(record: CallRecord): AttemptOutcome {
+  if (record.endReason === 'voicemail_left') return 'voicemail_left';
+  if (record.endReason === 'machine') return 'machine';
+  return record.outcome === 'failed' ? 'failed' : 'completed';
+}
+
+export interface OutboundReportsDeps {
+  dialer: () => Dialer | null;
+  /** Saves a record for an outbound call that never reached a conversation. */
+  saveRecord(record: CallRecord): void;
+  /** Whether the call is live on this instance (its record will come). */
+  isLive(callSid: string): boolean;
+  logger: Logger;
+  now?: () => number;
+  graceMs?: number;
+}
+
+export class OutboundReports {
+  readonly #timers = new Set<NodeJS.Timeout>();
+
+  constructor(private readonly deps: OutboundReportsDeps) {}
+
+  /** A call record was saved: an outbound call of a campaign finishes its attempt. */
+  callRecorded(record: CallRecord): void {
+    const attemptId = record.outbound?.attempt;
+    if (!attemptId) return;
+    const outcome = recordOutcome(record);
+    this.#finish(attemptId, outcome, {
+      durationMs: record.durationMs,
+      answeredBy: record.outbound?.answeredBy ?? null,
+      reason: outcome === 'failed' ? `the call ended: ${record.endReason}` : null,
+    });
+  }
+
+  /** The carrier's final status of an outbound call. */
+  carrierStatus(report: OutboundStatusReport): void {
+    if (report.status === 'completed') {
+      // Answered: the call's record says how it went. Only a call that never reached a session
+      // (its stream refused or lost) is finished from here, once the record had its chance.
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        if (this.deps.isLive(report.callSid)) return;
+        if (report.context.attemptId) {
+          this.#finish(report.context.attemptId, 'completed', {
+            durationMs: report.durationMs,
+            reason: 'completed at the carrier with no call record here',
+          });
+        }
+      }, this.deps.graceMs ?? COMPLETED_STATUS_GRACE_MS);
+      timer.unref();
+      this.#timers.add(timer);
+      return;
+    }
+    const reason = `carrier status ${report.status}${report.reason ? ` (${report.reason})` : ''}`;
+    this.deps.saveRecord(unansweredRecord(report, reason, this.deps.now?.() ?? Date.now()));
+    if (report.context.attemptId) {
+      this.#finish(report.context.attemptId, STATUS_OUTCOMES[report.status], { durationMs: 0, reason });
+    }
+  }
+
+  close(): void {
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+  }
+
+  #finish(attemptId: string, outcome: AttemptOutcome, details: AttemptDetails): void {
+    const dialer = this.deps.dialer();
+    if (!dialer) return;
+    dialer.attemptFinished({ attemptId }, outcome, details).then(
+      (result) => {
+        if (result === 'recorded') this.deps.logger.debug({ attemptId, outcome }, 'attempt finished');
+      },
+      (err: Error) =>
+        this.deps.logger.error({ attemptId, err: err.message }, 'could not record an attempt outcome'),
+    );
+  }
+}
+
+/** The record of an outbound call that ended at the carrier without being answered. */
+export function unansweredRecord(report: OutboundStatusReport, reason: string, nowMs: number): CallRecord {
+  const at = new Date(nowMs).toISOString();
+  return {
+    callSid: report.callSid,
+    streamSid: '',
+    carrier: report.carrier,
+    direction: 'outbound',
+    from: report.from,
+    to: report.to,
+    profile: report.context.profile,
+    startedAt: at,
+    endedAt: at,
+    durationMs: 0,
+    endReason: `carrier_${report.status}`,
+    outcome: 'failed',
+    bargeIns: 0,
+    turns: [],
+    functionCalls: [],
+    latency: { firstAudioMs: null, agentConnectMs: null, agentReportedMs: [], perceivedMs: [] },
+    prewarmed: false,
+    outbound: {
+      campaign: report.context.campaignId,
+      contact: report.context.contact,
+      attempt: report.context.attemptId,
+      answeredBy: null,
+      amdVerdict: null,
+    },
+    carrierStatus: { status: report.status, reason },
+  };
+}
