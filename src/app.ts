@@ -27,7 +27,7 @@ import { observerRoutes } from './call/observer.js';
 import { PendingStreams } from './call/pending-streams.js';
 import { promptRoutes } from './call/prompt-routes.js';
 import { type PrewarmedAgent, PrewarmPool } from './call/prewarm.js';
-import type { CallRecord } from './call/record.js';
+import type { CallRecord } from './store/call-record.js';
 import { CallRegistry } from './call/registry.js';
 import { MAX_TOKEN_CHARS } from './call/stream-token.js';
 import { registerPlaceCallRoutes } from './admin/place-call.js';

@@ -7,7 +7,7 @@ import type { CallPlacer } from './carriers/placer.js';
 import { type OutboundAmd, type OutboundContext, sealOutboundContext } from './call/outbound-context.js';
 import { BadRequestError } from './errors.js';
 import type { CarrierCallStatus, OriginateRequest, Originator } from './outbound/ports.js';
-import { parseAttemptId } from './outbound/records.js';
+import { parseAttemptId } from './store/campaign-records.js';
 
 /** One call to place, whether a campaign's attempt or a single call. */
 export interface OutboundCall {

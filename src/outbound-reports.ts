@@ -5,9 +5,9 @@
 // attempt; a `completed` status waits a moment, so the record, which says more, comes first.
 import type { Logger } from 'pino';
 import type { OutboundStatusReport } from './call/carrier-port.js';
-import type { CallRecord } from './call/record.js';
+import type { CallRecord } from './store/call-record.js';
 import type { Dialer } from './outbound/dialer.js';
-import type { AttemptOutcome } from './outbound/records.js';
+import type { AttemptOutcome } from './store/campaign-records.js';
 import type { AttemptDetails } from './store/campaign-store.js';
 
 /** How long a `completed` status waits for the call's record before it finishes the attempt itself. */

@@ -6,7 +6,7 @@
 //   GET /calls/:callSid                                         → 200 the record; 404 if none
 //   GET /calls?live=true: calls in progress instead (live-calls.ts)
 import type { FastifyInstance } from 'fastify';
-import type { CallRecordQuery } from '../call/record.js';
+import type { CallRecordQuery } from '../store/call-record.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import type { LiveCalls } from '../call/live-call.js';
 import type { Store } from '../store/store.js';

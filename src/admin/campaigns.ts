@@ -10,7 +10,7 @@
 //   GET  /campaigns/:id/results.csv          → 200 text/csv, one row per contact
 import type { FastifyInstance } from 'fastify';
 import { BadRequestError } from '../errors.js';
-import { CONTACT_STATES, type ContactState } from '../outbound/records.js';
+import { CONTACT_STATES, type ContactState } from '../store/campaign-records.js';
 import { type CampaignAction, type CampaignService, contactsBody } from '../outbound/service.js';
 import { cursorParam, knownParams, limitParam, type RawQuery, single } from './query-params.js';
 

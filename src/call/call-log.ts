@@ -6,7 +6,7 @@ import type { LatencyObservation, TurnLatencyKind } from '../agent/latency-repor
 import type { HistoryMessage } from '../agent/protocol.js';
 import type { Clock } from './clock.js';
 import type { HeardReply } from './heard-audio.js';
-import type { AgentTurnLatency, CallRecord, FunctionCallRecord, TurnRecord } from './record.js';
+import type { AgentTurnLatency, CallRecord, FunctionCallRecord, TurnRecord } from '../store/call-record.js';
 
 /** The call's identity as the record states it. */
 export interface CallLogInfo {

@@ -17,7 +17,7 @@ import type { CallLeg } from './leg.js';
 import { trackLiveness } from './liveness.js';
 import type { PendingStreams } from './pending-streams.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
-import type { CallRecord } from './record.js';
+import type { CallRecord } from '../store/call-record.js';
 import type { MachineVerdicts } from './machine-verdicts.js';
 import { openOutboundContext } from './outbound-context.js';
 import type { CallRegistry } from './registry.js';

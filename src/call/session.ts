@@ -29,7 +29,7 @@ import type { PromptPlayer } from './fallback-audio.js';
 import { functionLabel, runFunction } from './functions.js';
 import type { CallLeg } from './leg.js';
 import type { OutboundContext } from './outbound-context.js';
-import type { CallRecord } from './record.js';
+import type { CallRecord } from '../store/call-record.js';
 import { SilenceMonitor } from './silence.js';
 
 export type { EndReason } from './call-log.js';

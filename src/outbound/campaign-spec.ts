@@ -6,7 +6,7 @@ import type { AgentProfile } from '../config/types.js';
 import { BadRequestError } from '../errors.js';
 import { describeFieldErrors, type FieldError, schemaErrors } from './field-errors.js';
 import { normalizePhone } from './phone.js';
-import { type CampaignSpec, RETRY_ON, WEEKDAYS } from './records.js';
+import { type CampaignSpec, RETRY_ON, WEEKDAYS } from '../store/campaign-records.js';
 import { ianaZone } from './timezone.js';
 import { windowProblem } from './windows.js';
 

@@ -8,7 +8,7 @@
 import { parse } from 'csv-parse/sync';
 import { BadRequestError } from '../errors.js';
 import { normalizePhone } from './phone.js';
-import type { NewContact } from './records.js';
+import type { NewContact } from '../store/campaign-records.js';
 import { missingVariablesProblem, type RequiredVariables } from './template.js';
 import { ianaZone, zoneOfNumber } from './timezone.js';
 

@@ -46,7 +46,7 @@ import {
   type ContactRecord,
   type OpenAttempt,
   parseAttemptId,
-} from './records.js';
+} from '../store/campaign-records.js';
 import { isBreakerFailure, nextStep } from './retry-policy.js';
 import { renderTemplate } from './template.js';
 import { isWindowOpen, nextOpening } from './windows.js';

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { DialerClock } from './clock.js';
 import type { CampaignProgress } from './progress.js';
-import type { CampaignRecord } from './records.js';
+import type { CampaignRecord } from '../store/campaign-records.js';
 
 export type CampaignEventName = 'campaign.completed' | 'campaign.paused';
 

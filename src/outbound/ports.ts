@@ -1,6 +1,6 @@
 // What outbound calling needs from the phone side. A carrier's REST client implements it (placing
 // the call, reading its status, hanging it up); app.ts plugs it in. outbound/ never imports a carrier.
-import type { AnsweredBy, AttemptOutcome } from './records.js';
+import type { AnsweredBy, AttemptOutcome } from '../store/campaign-records.js';
 
 /** Answering-machine detection for one call (docs/protocols/answering-machine-detection.md). */
 export interface AmdRequest {

@@ -1,7 +1,7 @@
 // A campaign's progress: contacts per state, final outcomes, calls in flight, the pace set and the
 // pace achieved over the last minute, and an estimate of the time left.
 import type { Store } from '../store/store.js';
-import type { CampaignRecord, ContactState, FinalOutcome } from './records.js';
+import type { CampaignRecord, ContactState, FinalOutcome } from '../store/campaign-records.js';
 
 export const PACE_WINDOW_MS = 60_000;
 

@@ -5,10 +5,10 @@
 // page by page, so a campaign of any size streams in bounded memory.
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
-import type { CallRecord } from '../call/record.js';
-import { formatAnalysis } from '../speech/analysis-result.js';
+import type { CallRecord } from '../store/call-record.js';
+import { formatAnalysis } from '../store/call-analysis.js';
 import type { Store } from '../store/store.js';
-import type { ContactRecord } from './records.js';
+import type { ContactRecord } from '../store/campaign-records.js';
 
 const PAGE = 500;
 const FIXED = [

@@ -1,7 +1,7 @@
 // What follows an attempt: another attempt after the campaign's delay, or the contact's final
 // outcome. One budget per contact: `maxAttempts` counts every attempt whatever its outcome, so
 // busy, no answer, busy with a budget of 2 is two attempts, not two per outcome.
-import type { AttemptOutcome, CampaignSpec, FinalOutcome, RetryOn } from './records.js';
+import type { AttemptOutcome, CampaignSpec, FinalOutcome, RetryOn } from '../store/campaign-records.js';
 
 export type NextStep = { state: 'retry'; dueAtMs: number } | { state: 'done'; outcome: FinalOutcome };
 

@@ -13,7 +13,7 @@ import type { DialerClock } from './clock.js';
 import { contactsFromCsv, contactsFromJson, type RejectedRow } from './contacts-import.js';
 import type { Dialer } from './dialer.js';
 import { campaignProgress } from './progress.js';
-import type { CampaignRecord, CampaignState, ContactState } from './records.js';
+import type { CampaignRecord, CampaignState, ContactState } from '../store/campaign-records.js';
 import { resultsCsv } from './results-csv.js';
 import { requiredVariables } from './template.js';
 import { type CampaignView, campaignView, contactView } from './views.js';

@@ -4,7 +4,7 @@
 // meets one.
 import { hasValue, placeholders } from '../agent/placeholders.js';
 import type { AgentProfile } from '../config/types.js';
-import type { CampaignSpec } from './records.js';
+import type { CampaignSpec } from '../store/campaign-records.js';
 
 export { hasValue, MissingVariableError, placeholders, renderTemplate } from '../agent/placeholders.js';
 

@@ -1,7 +1,7 @@
 // Campaigns and contacts as the admin API shows them: times as ISO 8601, the spec's fields at the
 // top level as they were sent, and the progress beside them.
 import type { CampaignProgress } from './progress.js';
-import type { AttemptSummary, CampaignRecord, ContactRecord } from './records.js';
+import type { AttemptSummary, CampaignRecord, ContactRecord } from '../store/campaign-records.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

@@ -3,7 +3,7 @@
 // sides of a daylight-saving change; a window that opens in the hour a spring-forward skips opens
 // when the clocks land (02:30 → 03:30).
 import { DateTime } from 'luxon';
-import { type CallingWindow, WEEKDAYS } from './records.js';
+import { type CallingWindow, WEEKDAYS } from '../store/campaign-records.js';
 
 const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
 

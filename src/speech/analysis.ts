@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { SpeechServiceError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { AnalysisJobs, CallRecords, ClaimedAnalysisJob } from '../store/store.js';
-import type { AnalysisOutcome, CallAnalysis } from './analysis-result.js';
+import type { AnalysisOutcome, CallAnalysis } from '../store/call-analysis.js';
 import type { SpeechApi } from './http.js';
 import { analysisLanguage, type ReadResult, readText } from './read-client.js';
 import { type DialogueTurn, transcriptText } from './transcript.js';

@@ -1,6 +1,6 @@
 // What both call-record adapters agree on: how long records are kept, how a record's start is
 // read, and how a query's time bounds are checked.
-import type { CallRecord } from '../call/record.js';
+import type { CallRecord } from './call-record.js';
 import { BadRequestError } from '../errors.js';
 
 export const DEFAULT_CALL_RECORD_RETENTION_MS = 90 * 24 * 60 * 60_000;

@@ -14,7 +14,7 @@ import type {
   NewContact,
   OpenAttempt,
   PauseReason,
-} from '../outbound/records.js';
+} from './campaign-records.js';
 
 /** A campaign's contacts are bounded, so no campaign outgrows one Redis hash slot. */
 export const MAX_CONTACTS_PER_CAMPAIGN = 100_000;

@@ -10,7 +10,7 @@ import {
   FINAL_OUTCOMES,
   type NewContact,
   type OpenAttempt,
-} from '../outbound/records.js';
+} from './campaign-records.js';
 import type { ContactTally, FinishAttempt } from './campaign-store.js';
 import { MAX_CURSOR_CHARS } from './call-record-query.js';
 

@@ -3,7 +3,7 @@
 //
 // The contract is grouped by concern, one interface each; `Store` is their union. A new concern
 // (call records, say) adds an interface here and one module per adapter under sqlite/ and redis/.
-import type { CallRecord, CallRecordPage, CallRecordQuery } from '../call/record.js';
+import type { CallRecord, CallRecordPage, CallRecordQuery } from './call-record.js';
 import type { OutboundStore } from './campaign-store.js';
 
 /** Milliseconds since the epoch; injectable so tests can move time. */

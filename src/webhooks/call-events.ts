@@ -3,7 +3,7 @@
 // lists, so an outbound call's campaign fields travel with it) and its analysis. Same envelope as
 // every gateway event (notifier.ts signs and posts it); one per call, by its key.
 import type { Logger } from 'pino';
-import type { CallRecord } from '../call/record.js';
+import type { CallRecord } from '../store/call-record.js';
 import type { NotificationFunction } from './provider.js';
 
 export const ANALYSIS_EVENT_PROVIDER = 'calls';

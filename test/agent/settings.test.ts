@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildHistory } from '../../src/agent/history.js';
 import { buildSettings } from '../../src/agent/settings.js';
-import type { FunctionCallRecord, TurnRecord } from '../../src/call/record.js';
+import type { FunctionCallRecord, TurnRecord } from '../../src/store/call-record.js';
 import { MULAW_8K } from '../../src/audio/format.js';
 import { loadProfile, MINIMAL_PROFILE, removeProjects } from '../config/project.js';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalAgent, type LocalAgent } from '../../src/sim/agent/server.js';
 import { type SimCalleeResult, simulatedCallee } from '../../src/sim/callee/answer.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
-import type { CallRecord } from '../../src/call/record.js';
+import type { CallRecord } from '../../src/store/call-record.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const TOKEN = 'admin-token-for-amd-tests';

@@ -9,7 +9,7 @@ import type { DownlinkRules } from '../../src/call/carrier-port.js';
 import { CallEventHub, type CallEvent } from '../../src/call/events.js';
 import { SETTINGS_APPLIED_TIMEOUT_MS } from '../../src/call/agent-link.js';
 import type { PromptPlayer } from '../../src/call/fallback-audio.js';
-import type { CallRecord } from '../../src/call/record.js';
+import type { CallRecord } from '../../src/store/call-record.js';
 import { type CallInfo, CallSession, SHUTDOWN_FAREWELL } from '../../src/call/session.js';
 import type { AgentProfile } from '../../src/config/types.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';

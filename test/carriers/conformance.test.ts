@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bytesPerMs } from '../../src/audio/format.js';
-import type { CallRecord } from '../../src/call/record.js';
+import type { CallRecord } from '../../src/store/call-record.js';
 import { writeConfigDir } from '../helpers/config-dir.js';
 import type { FakeCarrierApi } from './fixtures/fake-api.js';
 import { type AgentConnection, type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';

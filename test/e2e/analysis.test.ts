@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../src/call/record.js';
+import type { CallRecord } from '../../src/store/call-record.js';
 import { ensureBuilt, ROOT, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 import { type FakeSpeech, startFakeSpeech } from '../helpers/fake-speech.js';
 

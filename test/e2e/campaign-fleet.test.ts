@@ -4,7 +4,7 @@
 // own key prefix.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../src/call/record.js';
+import type { CallRecord } from '../../src/store/call-record.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { disposeAll, ensureBuilt, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 

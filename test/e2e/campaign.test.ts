@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../src/call/record.js';
+import type { CallRecord } from '../../src/store/call-record.js';
 import { ensureBuilt, ROOT, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 
 const TOKEN = 'admin-token-for-campaign-e2e';

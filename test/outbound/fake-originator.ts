@@ -4,7 +4,7 @@
 import type { AttemptDetails } from '../../src/store/campaign-store.js';
 import type { Dialer } from '../../src/outbound/dialer.js';
 import type { CarrierCallStatus, Originator, OriginateRequest } from '../../src/outbound/ports.js';
-import type { AnsweredBy, AttemptOutcome } from '../../src/outbound/records.js';
+import type { AnsweredBy, AttemptOutcome } from '../../src/store/campaign-records.js';
 import { answeredBy, calleeFor, expectedOutcome } from '../../src/sim/callee/plan.js';
 import type { FakeClock } from './fake-clock.js';
 

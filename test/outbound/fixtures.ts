@@ -1,5 +1,5 @@
 // One fixture per record type of outbound calling: a campaign and a contact as the store takes them.
-import type { CampaignRecord, CampaignSpec, NewContact } from '../../src/outbound/records.js';
+import type { CampaignRecord, CampaignSpec, NewContact } from '../../src/store/campaign-records.js';
 
 export function campaignSpecFixture(extra: Partial<CampaignSpec> = {}): CampaignSpec {
   return {

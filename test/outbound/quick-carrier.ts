@@ -3,7 +3,7 @@
 // back to the server's dialer as status callbacks would.
 import type { Dialer } from '../../src/outbound/dialer.js';
 import type { CarrierCallStatus, Originator, OriginateRequest } from '../../src/outbound/ports.js';
-import type { AttemptOutcome } from '../../src/outbound/records.js';
+import type { AttemptOutcome } from '../../src/store/campaign-records.js';
 import { answeredBy, calleeFor, expectedOutcome } from '../../src/sim/callee/plan.js';
 
 export class QuickCarrier implements Originator {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { campaignSpec } from '../../src/outbound/campaign-spec.js';
 import { CallerIdPool } from '../../src/outbound/caller-ids.js';
 import { classifyOriginateError } from '../../src/outbound/carrier-errors.js';
-import type { CallingWindow } from '../../src/outbound/records.js';
+import type { CallingWindow } from '../../src/store/campaign-records.js';
 import { safeCell } from '../../src/outbound/results-csv.js';
 import { nextStep } from '../../src/outbound/retry-policy.js';
 import { isWindowOpen, nextOpening, windowProblem } from '../../src/outbound/windows.js';

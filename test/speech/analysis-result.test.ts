@@ -1,6 +1,6 @@
 // How an analysis reads in a results CSV column or an operator event (formatAnalysis).
 import { describe, expect, it } from 'vitest';
-import { formatAnalysis } from '../../src/speech/analysis-result.js';
+import { formatAnalysis } from '../../src/store/call-analysis.js';
 
 describe('formatAnalysis', () => {
   it('flattens an analysis into text fields', () => {

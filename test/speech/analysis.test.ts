@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../src/call/record.js';
+import type { CallRecord } from '../../src/store/call-record.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { type LocalAgent, startLocalAgent } from '../../src/sim/agent/server.js';
 import { AnalysisService, type AnalysisLimits } from '../../src/speech/analysis.js';

@@ -3,7 +3,7 @@
 // redis.test.ts. `open()` may be called several times: each call is one more instance.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CampaignRecord, NewContact } from '../../src/outbound/records.js';
+import type { CampaignRecord, NewContact } from '../../src/store/campaign-records.js';
 import type { Store } from '../../src/store/store.js';
 import type { StoreHarness } from './contract.js';
 import { campaignRecord, newContact } from '../outbound/fixtures.js';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../src/call/record.js';
+import type { CallRecord } from '../../src/store/call-record.js';
 import { CLOCK_SKEW_ALLOWANCE_MS } from '../../src/store/limits.js';
 import { openRedisStore, type RedisStoreOptions } from '../../src/store/redis.js';
 import { UNEXPIRING_KEYS } from '../../src/store/redis/keys.js';

@@ -3,7 +3,7 @@
 // delivery is tried again. The real analysis worker, the real store and a scripted speech service.
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../src/call/record.js';
+import type { CallRecord } from '../../src/store/call-record.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { AnalysisService } from '../../src/speech/analysis.js';
 import { type FakeSpeech, startFakeSpeech } from '../helpers/fake-speech.js';

@@ -12,7 +12,7 @@
 //   70-79            busy                                              busy
 //   80-89            rings out, nobody answers                         no_answer
 //   90-99            the call cannot be completed                      failed
-import type { AnsweredBy, AttemptOutcome } from '../../outbound/records.js';
+import type { AnsweredBy, AttemptOutcome } from '../../store/campaign-records.js';
 
 export type CalleeKind = 'person' | 'silent' | 'voicemail' | 'fax' | 'busy' | 'no_answer' | 'unreachable';
 

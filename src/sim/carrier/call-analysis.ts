@@ -2,7 +2,7 @@
 // sentiment, topics, intents) once the server has it. The server analyses after the call ended,
 // never before, so this polls the admin API's `GET /v1/calls/:callSid`, bounded. A server that says
 // analysis is off (`GET /`), or one that says nothing about it, gets no wait at all.
-import type { CallAnalysis } from '../../speech/analysis-result.js';
+import type { CallAnalysis } from '../../store/call-analysis.js';
 
 export interface AnalysisWaitOptions {
   server: string;

@@ -8,7 +8,7 @@
 // Every key is its own: records and days spread over a cluster's slots, none grows past one day of
 // calls, and every step touches one key (keys.ts).
 import type { ChainableCommander, Redis } from 'ioredis';
-import type { CallRecord, CallRecordPage, CallRecordQuery } from '../../call/record.js';
+import type { CallRecord, CallRecordPage, CallRecordQuery } from '../call-record.js';
 import { BadRequestError } from '../../errors.js';
 import { MAX_CURSOR_CHARS, parseBound, startedAtMs } from '../call-record-query.js';
 import type { CallRecords, Clock } from '../store.js';

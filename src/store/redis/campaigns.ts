@@ -28,7 +28,7 @@ import {
   type ContactRecord,
   type ContactState,
   type OpenAttempt,
-} from '../../outbound/records.js';
+} from '../campaign-records.js';
 import {
   type AddContactsResult,
   type BeginResult,

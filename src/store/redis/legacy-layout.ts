@@ -7,7 +7,7 @@
 // Each step is safe to run twice or from two instances at once: a record moved twice is saved twice.
 import type { Redis } from 'ioredis';
 import type { StoreLimits } from '../limits.js';
-import type { CallRecord } from '../../call/record.js';
+import type { CallRecord } from '../call-record.js';
 import type { CallRecords, DeadLetter } from '../store.js';
 import type { RedisKeys } from './keys.js';
 

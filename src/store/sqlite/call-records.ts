@@ -2,7 +2,7 @@
 // on. `started_at` holds milliseconds, so records written with different UTC offsets still order by
 // instant. Rows past retention are deleted on save and never read in the meantime.
 import type { Database, Statement } from 'better-sqlite3';
-import type { CallRecord, CallRecordPage, CallRecordQuery } from '../../call/record.js';
+import type { CallRecord, CallRecordPage, CallRecordQuery } from '../call-record.js';
 import { BadRequestError } from '../../errors.js';
 import { MAX_CURSOR_CHARS, parseBound, startedAtMs } from '../call-record-query.js';
 import type { CallRecords, Clock } from '../store.js';

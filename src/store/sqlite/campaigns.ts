@@ -2,7 +2,7 @@
 // is one transaction (IMMEDIATE where it reads before it writes, so two processes on one file
 // serialise); records are JSON beside the columns queries filter and order on.
 import type { Database } from 'better-sqlite3';
-import type { CampaignRecord, ContactRecord, ContactState, OpenAttempt } from '../../outbound/records.js';
+import type { CampaignRecord, ContactRecord, ContactState, OpenAttempt } from '../campaign-records.js';
 import {
   type AddContactsResult,
   type BeginResult,

@@ -1,5 +1,5 @@
 // What is kept of a call once it ends: written to the store, served by the admin API.
-import type { CallAnalysis } from '../speech/analysis-result.js';
+import type { CallAnalysis } from './call-analysis.js';
 
 export interface TurnRecord {
   role: 'user' | 'assistant';

@@ -1,0 +1,73 @@
+// The one rule between the rooms of src/ (docs/architecture.md section 3): a room imports only rooms
+// at its own level or below it, never one above; the tools beside the product may use anything.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/build.js';
+
+const SRC = join(ROOT, 'src');
+
+/** Levels from the top down, as the architecture's table of rooms lists them. */
+const LEVELS: readonly (readonly string[])[] = [
+  ['cli.ts', 'main.ts'],
+  // app.ts and the wiring it is made of.
+  ['app.ts', 'originator.ts', 'outbound-reports.ts'],
+  ['admin', 'webhooks', 'outbound', 'fleet'],
+  ['carriers'],
+  ['call'],
+  ['agent', 'speech'],
+  ['audio', 'store', 'config', 'metrics', 'log.ts', 'errors.ts', 'auth.ts', 'http-errors.ts'],
+];
+const TOOLS = new Set(['sim', 'bench', 'doctor', 'campaign-cli']);
+
+function roomOf(file: string): string {
+  return relative(SRC, file).split('/')[0]!;
+}
+
+function levelOf(room: string): number {
+  const level = LEVELS.findIndex((rooms) => rooms.includes(room));
+  if (level < 0) throw new Error(`src/${room} is in no room of docs/architecture.md`);
+  return level;
+}
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sources(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/^(?:import|export)\b[^;]*?from '(\.[^']+)'/gms)].map((m) =>
+    resolve(dirname(file), m[1]!).replace(/\.js$/, '.ts'),
+  );
+}
+
+describe('rooms', () => {
+  it('every room imports only its own level and the ones below it', () => {
+    const upward: string[] = [];
+    for (const file of sources(SRC)) {
+      const room = roomOf(file);
+      if (TOOLS.has(room)) continue;
+      const level = levelOf(room);
+      for (const target of importsOf(file)) {
+        const other = roomOf(target);
+        if (TOOLS.has(other) && room !== 'main.ts' && room !== 'cli.ts') {
+          upward.push(`${relative(SRC, file)} imports the tool ${other}/`);
+        } else if (!TOOLS.has(other) && levelOf(other) < level) {
+          upward.push(`${relative(SRC, file)} imports ${relative(SRC, target)}`);
+        }
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('the call core imports no carrier', () => {
+    const call = sources(join(SRC, 'call'));
+    expect(call.length).toBeGreaterThan(10);
+    const reaching = call.filter((file) => importsOf(file).some((target) => roomOf(target) === 'carriers'));
+    expect(reaching.map((file) => relative(SRC, file))).toEqual([]);
+  });
+});
