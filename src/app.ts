@@ -178,25 +178,28 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       deps.logger,
     ),
   );
-  const state: CallbridgeState = {
-    config,
-    metrics,
+  const live = {
     registry: new CallRegistry(),
     events: new CallEventHub(),
-    gateway,
     prewarm: new PrewarmPool<PrewarmedAgent>({
       onExpired: () => metrics.prewarm.inc({ outcome: 'expired' }),
       onReplaced: () => metrics.prewarm.inc({ outcome: 'replaced' }),
     }),
+    pending: new PendingStreams(),
+  };
+  const fleet = await startFleet({ config, ...live, metrics, logger: deps.logger });
+  const state: CallbridgeState = {
+    config,
+    metrics,
+    ...live,
+    gateway,
     admission: new AdmissionControl({
       maxCalls: config.maxCalls,
       recoverEveryMs: ADMISSION_RECOVER_EVERY_MS,
       onChange: (limit) => metrics.admissionLimit.set(limit),
     }),
-    pending: new PendingStreams(),
     outbound,
-    // Replaced below, once the registry and event hub it serves exist.
-    fleet: undefined as unknown as Fleet,
+    fleet,
     draining: false,
     // Without a configured renderer the bundled recordings play.
     prompts:
@@ -216,16 +219,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       throw err;
     }
   };
-  state.fleet = await startFleet({
-    config,
-    registry: state.registry,
-    events: state.events,
-    prewarm: state.prewarm,
-    pending: state.pending,
-    metrics,
-    logger: deps.logger,
-  });
-  const { fleet } = state;
   app.decorate('callbridge', state);
 
   app.setErrorHandler((err: FastifyError, req, reply) => {

@@ -161,6 +161,8 @@ export class AgentUpdater {
   readonly #timers: UpdaterTimers;
   readonly #waiting = new Map<string, Array<(outcome: UpdateOutcome) => void>>();
   readonly #current: Partial<Record<AgentUpdateMessage['type'], AgentUpdateMessage>> = {};
+  /** Waiting updates that the Settings of a redial already carry (`applyTo`). */
+  #inRedialSettings = new Set<(outcome: UpdateOutcome) => void>();
   #closed = false;
 
   constructor(
@@ -184,6 +186,7 @@ export class AgentUpdater {
         this.#timers.clearTimeout(timer);
         const at = queue.indexOf(settle);
         if (at >= 0) queue.splice(at, 1);
+        this.#inRedialSettings.delete(settle);
         resolve(outcome);
       };
       const timer = this.#timers.setTimeout(() => settle('timeout'), this.#timeoutMs);
@@ -201,14 +204,25 @@ export class AgentUpdater {
     return true;
   }
 
-  /** The call's settings as updated so far, over `settings` (for a redial). */
+  /**
+   * The call's settings as updated so far, over `settings` (for a redial). Updates still waiting
+   * for the dropped session's acknowledgement are carried by these Settings: `settingsApplied`
+   * settles them once the new session has applied them.
+   */
   applyTo(settings: SettingsMessage): SettingsMessage {
+    this.#inRedialSettings = new Set([...this.#waiting.values()].flat());
     const agent = { ...settings.agent };
     const { UpdateSpeak: speak, UpdateThink: think, UpdateListen: listen } = this.#current;
     if (speak?.type === 'UpdateSpeak') agent.speak = speak.speak;
     if (listen?.type === 'UpdateListen') agent.listen = listen.listen;
     if (think?.type === 'UpdateThink') agent.think = think.think;
     return { ...settings, agent };
+  }
+
+  /** A redialed session answered `SettingsApplied`: the updates its Settings carried are applied. */
+  settingsApplied(): void {
+    for (const settle of [...this.#inRedialSettings]) settle('applied');
+    this.#inRedialSettings.clear();
   }
 
   /** Settles every waiting update as `closed`; later requests resolve `closed` at once. */

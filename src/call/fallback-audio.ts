@@ -1,6 +1,8 @@
-// The message a caller hears when no agent can take the call: the profile's pre-rendered file
-// (raw μ-law 8 kHz, like the bundled phrases) or the bundled "unavailable" phrase. Read once per
-// file and format; converted when the stream is not μ-law 8 kHz.
+// What a caller hears when no agent can take the call. A profile may name its own recording
+// (`fallback.audioFile`, raw μ-law 8 kHz like the bundled phrases), read once per file and format
+// and converted when the stream is not μ-law 8 kHz; without one the call plays the "unavailable"
+// prompt through its `PromptPlayer` (rendered by the speech service, else the bundled recording,
+// which `fallbackAudio(undefined, format)` reads where no player is at hand).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { transcode } from '../audio/codec.js';
@@ -24,6 +26,7 @@ export type PromptPlayer = (
 
 const cache = new Map<string, Buffer | null>();
 
+/** The recording at `file` (default: the bundled "unavailable") in `format`; null when unreadable. */
 export function fallbackAudio(file: string | undefined, format: MediaFormat): Buffer | null {
   const path = file ?? BUNDLED_FALLBACK;
   const key = `${path}|${format.encoding}|${format.sampleRate}`;

@@ -489,6 +489,8 @@ export class CallSession {
   }
 
   #agentReady(): void {
+    // A redialed session's Settings carried the updates the dropped one never acknowledged.
+    this.#updater.settingsApplied();
     const connectMs = this.#link.connectMs;
     if (connectMs !== null) this.#log.agentConnected(connectMs);
     if (this.#state === 'connecting' || this.#state === 'reconnecting') this.#move('live');

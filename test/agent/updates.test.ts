@@ -150,6 +150,33 @@ describe('AgentUpdater', () => {
     expect(sent).toEqual([speak]);
   });
 
+  it('settles an update the dropped session never acknowledged once a redial applied Settings carrying it', async () => {
+    const updater = new AgentUpdater(() => {});
+    const waiting = updater.request(speak);
+    const settings = updater.applyTo({
+      type: 'Settings',
+      audio: {
+        input: { encoding: 'mulaw', sample_rate: 8000 },
+        output: { encoding: 'mulaw', sample_rate: 8000, container: 'none' },
+      },
+      agent: {},
+    });
+    expect(settings.agent.speak).toEqual(TURN_ES);
+    // Asked for after those Settings were built: the new session has to acknowledge it itself.
+    const later = updater.request(listen);
+    let laterSettled = false;
+    void later.then(() => {
+      laterSettled = true;
+    });
+    updater.settingsApplied();
+    await expect(waiting).resolves.toBe('applied');
+    await Promise.resolve();
+    expect(laterSettled).toBe(false);
+    expect(updater.onMessage({ type: 'ListenUpdated' })).toBe(true);
+    await expect(later).resolves.toBe('applied');
+    updater.close();
+  });
+
   it('lays the latest updates over the Settings of a redial', () => {
     const updater = new AgentUpdater(() => {});
     void updater.request(speak);

@@ -199,6 +199,29 @@ describe('updates asked for by a function', () => {
   });
 });
 
+describe('an update the agent dropped before acknowledging', () => {
+  it('counts as applied once the redialed agent applied Settings carrying it, and the function is answered', async () => {
+    const { carrier, conn: first } = await placeCall();
+    first.send({
+      type: 'FunctionCallRequest',
+      functions: [{ id: 'fc_lang', name: 'set_language', arguments: '{"language":"es"}', client_side: true }],
+    });
+    await first.waitFor('UpdateSpeak');
+    first.socket.terminate(); // gone before SpeakUpdated
+
+    const second = await agent.nextConnection();
+    const settings = await second.waitFor('Settings');
+    expect((settings.agent as { speak?: unknown }).speak).toEqual(SPANISH_VOICE);
+    second.send({ type: 'SettingsApplied' });
+    const answer = await answerTo(second, 'fc_lang');
+    expect(JSON.parse(String(answer.content))).toEqual({ ok: true, language: 'es' });
+    expect(await metricValue('callbridge_agent_updates_total', 'outcome="applied"')).toBe(1);
+    expect(await metricValue('callbridge_agent_updates_total', 'outcome="timeout"')).toBe(0);
+    carrier.stop();
+    await carrier.closed;
+  });
+});
+
 describe('LatencyReport', () => {
   it('feeds the turn latency metrics and the call record', async () => {
     const { callSid, carrier, conn } = await placeCall();

@@ -40,6 +40,8 @@ interface Captured {
   io: CampaignIo;
   out: () => string;
   err: () => string;
+  /** Whether the command is following and listens for an interrupt. */
+  following: () => boolean;
   interrupt: () => void;
 }
 
@@ -61,6 +63,7 @@ function capture(opts: { tty?: boolean; env?: Record<string, string>; cwd?: stri
     },
     out: () => out,
     err: () => err,
+    following: () => stop !== null,
     interrupt: () => stop?.(),
   };
 }
@@ -155,7 +158,8 @@ describe('campaign run', () => {
       writeFileSync(csv, 'phone\n+12125550100\n');
       const cap = capture();
       const running = campaignCommand(['run', csv, '--server', slowServer.baseUrl], cap.io);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Interrupted once it follows the campaign (its one call is still ringing then).
+      while (!cap.following()) await new Promise((resolve) => setTimeout(resolve, 10));
       cap.interrupt();
       expect(await running).toBe(130);
       expect(cap.err()).toMatch(
@@ -165,7 +169,7 @@ describe('campaign run', () => {
       slow.close();
       await slowServer.close();
     }
-  });
+  }, 60_000);
 });
 
 describe('status, pause, resume, cancel and export', () => {

@@ -49,8 +49,8 @@ function collect(child: ChildProcess): { stdout: () => string; stderr: () => str
 }
 
 /** 20 ms frames of the samples whose RMS reaches the speech threshold. */
-function voicedFrames(samples: Int16Array): number {
-  const size = samplesPerFrame(8000);
+function voicedFrames(samples: Int16Array, sampleRate = 8000): number {
+  const size = samplesPerFrame(sampleRate);
   let voiced = 0;
   for (let at = 0; at + size <= samples.length; at += size) {
     if (rmsEnergy(samples.subarray(at, at + size)) >= SPEECH_RMS) voiced += 1;
@@ -129,14 +129,12 @@ describe('quickstart: npm start with no AGENT_URL, then callbridge call', () => 
     // Nobody talked over the greeting.
     expect(lines.slice(0, speaking).filter((line) => /^ +\S+ {2}barge-in$/.test(line))).toEqual([]);
 
-    // What the caller heard is speech: the greeting and the reply, not silence of the right length.
+    // What the caller heard is speech: the greeting (about 3.8 s) and the reply (about 1.9 s), not
+    // silence of the right length. Counted over the whole recording: a busy machine may pause the
+    // playback, so its first pause is not where the greeting ends.
     const heard = readWav(readFileSync(out));
     expect(heard).toMatchObject({ format: 'mulaw', sampleRate: 8000, channels: 1 });
-    const greetingPlayedS = Number(/agent audio stopped after (\d+\.\d+)s/.exec(output.stdout())?.[1]);
-    expect(greetingPlayedS).toBeGreaterThan(1);
-    const split = Math.round(greetingPlayedS * 8000);
-    expect(voicedFrames(heard.samples.subarray(0, split))).toBeGreaterThanOrEqual(50);
-    expect(voicedFrames(heard.samples.subarray(split))).toBeGreaterThanOrEqual(40);
+    expect(voicedFrames(heard.samples)).toBeGreaterThanOrEqual(90);
   }, 45_000);
 
   it('names the built-in simulated carrier API that answers for carriers without credentials', async () => {
@@ -174,11 +172,7 @@ describe('quickstart: npm start with no AGENT_URL, then callbridge call', () => 
       // What the caller heard is speech, in the carrier's own rate: the greeting (about 3.8 s) and
       // the reply (about 1.9 s), not silence of the right length.
       const heard = readWav(readFileSync(out));
-      const size = samplesPerFrame(heard.sampleRate);
-      let voiced = 0;
-      for (let at = 0; at + size <= heard.samples.length; at += size)
-        if (rmsEnergy(heard.samples.subarray(at, at + size)) >= SPEECH_RMS) voiced += 1;
-      expect(voiced).toBeGreaterThanOrEqual(90);
+      expect(voicedFrames(heard.samples, heard.sampleRate)).toBeGreaterThanOrEqual(90);
     },
     60_000,
   );

@@ -4,9 +4,11 @@
 // skipped, saying so, without it.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import twilio from 'twilio';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fleetKeys } from '../../src/fleet/keys.js';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
+import { type FakeApiRequest, startFakeCarrierApi } from '../helpers/fake-carrier-api.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import {
@@ -194,6 +196,50 @@ describe.skipIf(!hasRedis)('a fleet of two instances on one Redis', () => {
     // fleet-b carries the call with its own agent session.
     expect(agent.connections).toHaveLength(2);
     expect(b.app.callbridge.registry.has(call.callSid)).toBe(true);
+  });
+
+  it('transfers a call through the carrier API of the instance that carries it, asked on another', async () => {
+    const callSid = newCallSid();
+    const api = await startFakeCarrierApi(() => ({
+      status: 200,
+      body: { sid: callSid, status: 'in-progress' },
+    }));
+    /** A call update's form parameters, as Twilio reads them. */
+    const form = (request: FakeApiRequest) => Object.fromEntries(new URLSearchParams(request.body));
+    const authToken = 'fleet-test-twilio-auth-token-00001';
+    const accountSid = `AC${'f'.repeat(32)}`;
+    const c = await startInstance('fleet-c', {
+      TWILIO_ACCOUNT_SID: accountSid,
+      TWILIO_AUTH_TOKEN: authToken,
+      TWILIO_API_URL: api.url,
+    });
+    try {
+      const params = { CallSid: callSid, From: '+15005550006', To: '+15005550001' };
+      const answer = await voiceWebhook(c.baseUrl, params, { authToken });
+      // Twilio signs the media upgrade too, over the URL the answer named.
+      const stream = await openMediaStream(localStreamUrl(c.baseUrl, answer.streamUrl), {
+        callSid,
+        headers: { 'x-twilio-signature': twilio.getExpectedTwilioSignature(authToken, answer.streamUrl, {}) },
+      });
+      streams.push(stream);
+      stream.start(answer.parameters);
+      await expect.poll(async () => sids(await liveList(b))).toEqual([callSid]);
+      const res = await fetch(`${b.baseUrl}/v1/calls/${callSid}/transfer`, {
+        method: 'POST',
+        headers: { ...admin, 'content-type': 'application/json' },
+        body: JSON.stringify({ to: '+15550199' }),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ callSid, instance: 'fleet-c', to: '+15550199' });
+      const update = await api.waitFor((r) => 'Twiml' in form(r));
+      expect(update.path).toBe(`/2010-04-01/Accounts/${accountSid}/Calls/${callSid}.json`);
+      expect(form(update).Twiml).toContain('+15550199');
+      await stream.closed;
+      await expect.poll(async () => (await c.store.getCallRecord(callSid))?.endReason).toBe('transferred');
+    } finally {
+      await c.close();
+      await api.close();
+    }
   });
 
   it('drops malformed messages on its inbox and goes on relaying', async () => {

@@ -157,4 +157,41 @@ describe.skipIf(!REDIS_SERVER)('a Redis outage mid-call', () => {
       /callbridge_calls_declined_total\{carrier="twilio",reason="store_unavailable"[^}]*\} [1-9]/,
     );
   }, 90_000);
+
+  it('declines new calls while Redis holds its connections but answers nothing, and keeps the live one', async () => {
+    redis = await startRedisServer();
+    agent = await startFakeAgent({ autoApply: true });
+    const server = await spawnServer({
+      AGENT_URL: agent.url,
+      AGENT_API_KEY: 'key',
+      REDIS_URL: redis.url,
+      INSTANCE_ID: 'outage-2',
+    });
+    const liveSid = newCallSid();
+    const live = await newCall(server, liveSid);
+    const conn = await agent.nextConnection();
+    const caller = await stream(live.streamUrl, liveSid, live.parameters);
+    // Live once caller audio reaches the agent: the stream's token is claimed by then.
+    const first = randomBytes(FRAME_BYTES);
+    caller.media(first);
+    await conn.waitForAudio(FRAME_BYTES);
+
+    redis.freeze();
+    // A frozen Redis is noticed by the next heartbeat that times out; from then on callers hear the decline.
+    await expect
+      .poll(async () => (await newCall(server)).body, { timeout: 15_000, interval: 500 })
+      .toMatch(/<Say>[^<]+<\/Say><Hangup\/>/);
+    const up = randomBytes(FRAME_BYTES * 3);
+    for (let at = 0; at < up.length; at += FRAME_BYTES) caller.media(up.subarray(at, at + FRAME_BYTES));
+    expect((await conn.waitForAudio(FRAME_BYTES + up.length)).equals(Buffer.concat([first, up]))).toBe(true);
+    const down = randomBytes(FRAME_BYTES * 2);
+    conn.sendAudio(down);
+    expect((await caller.waitForAudio(down.length)).equals(down)).toBe(true);
+
+    redis.thaw();
+    await expect
+      .poll(async () => (await newCall(server)).body, { timeout: 15_000, interval: 500 })
+      .toContain('<Connect><Stream');
+    expect(server.child.exitCode).toBeNull();
+  }, 90_000);
 });

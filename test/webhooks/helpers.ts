@@ -114,6 +114,8 @@ export async function startGatewayApp(opts: GatewayAppOptions = {}): Promise<Gat
 }
 
 export interface RecordedRequest {
+  /** performance.now() when the request arrived. */
+  receivedAt: number;
   headers: IncomingHttpHeaders;
   body: string;
   json: Record<string, unknown>;
@@ -137,11 +139,17 @@ export async function startFakeOperatorGateway(): Promise<FakeOperatorGateway> {
   let status: number | ((n: number) => number) = 200;
   let held: (() => void)[] | null = null;
   const server = createServer((req, res) => {
+    const receivedAt = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      requests.push({ headers: req.headers, body, json: JSON.parse(body) as Record<string, unknown> });
+      requests.push({
+        receivedAt,
+        headers: req.headers,
+        body,
+        json: JSON.parse(body) as Record<string, unknown>,
+      });
       const code = typeof status === 'function' ? status(requests.length) : status;
       const answer = () => res.writeHead(code, { 'content-type': 'application/json' }).end('{}');
       if (held) held.push(answer);
