@@ -40,6 +40,11 @@ switch (command) {
     break;
   }
   case 'bench': {
+    if (args[0] === 'campaign') {
+      const { campaignBenchCommand } = await import('./bench/campaign.js');
+      process.exitCode = await campaignBenchCommand(args.slice(1));
+      break;
+    }
     if (args[0] === 'gateway') {
       const { gatewayBenchCommand } = await import('./bench/gateway.js');
       process.exitCode = await gatewayBenchCommand(args.slice(1));
