@@ -44,7 +44,7 @@ import { createMetrics, type Metrics } from './metrics/metrics.js';
 import type { AnalysisSubject } from './speech/analysis.js';
 import { PromptAudio } from './speech/prompts.js';
 import type { DialerClock } from './outbound/clock.js';
-import type { DialerOptions } from './outbound/dialer.js';
+import { DEFAULT_DIALER_OPTIONS, type DialerOptions } from './outbound/dialer.js';
 import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
 import type { Store } from './store/store.js';
 import { ANALYSIS_EVENT_PROVIDER, analysisAnnouncer } from './webhooks/call-events.js';
@@ -163,7 +163,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     }),
     instanceId: hostname(),
     ...(deps.dialerClock ? { clock: deps.dialerClock } : {}),
-    ...(deps.dialerOptions ? { dialerOptions: deps.dialerOptions } : {}),
+    dialerOptions: { ...dialerOptionsOf(config), ...deps.dialerOptions },
   });
   // An analysed call reaches the operator gateway like campaign events: same body and signature.
   deps.analysis?.onAnalysed?.(
@@ -367,4 +367,22 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   return app;
+}
+
+/**
+ * The dialer's timing from the configuration: an instance beats four times per failover period and
+ * looks for dead owners twice per period, so a dead one's calls are adopted within one and a half
+ * periods; an adopted call still live at the carrier is asked about again every one and a half
+ * periods. The default period gives the dialer's own defaults.
+ */
+function dialerOptionsOf(config: Config): Partial<DialerOptions> {
+  if (config.dialer === undefined) return {};
+  const { failoverMs, lostDispatchGraceMs } = config.dialer;
+  return {
+    heartbeatTtlMs: failoverMs,
+    heartbeatMs: Math.min(DEFAULT_DIALER_OPTIONS.heartbeatMs, Math.floor(failoverMs / 4)),
+    reconcileEveryMs: Math.min(DEFAULT_DIALER_OPTIONS.reconcileEveryMs, Math.floor(failoverMs / 2)),
+    statusPollMs: Math.min(DEFAULT_DIALER_OPTIONS.statusPollMs, Math.floor(failoverMs * 1.5)),
+    lostDispatchGraceMs,
+  };
 }

@@ -81,15 +81,20 @@ const carriersWithoutApi = [
   config.vonage.applicationId === null || config.vonage.privateKey === null ? 'vonage' : null,
   config.exotel.accountSid === null || config.exotel.apiKey === null ? 'exotel' : null,
 ].filter((name) => name !== null);
+// `SIM_CARRIER_API_URL` names one already running, so instances on one machine share one carrier
+// that knows every call, as a real carrier does (an instance that dies leaves its calls there).
+const sharedSimulatedApi = config.simulatedCarrierApiUrl;
 const simulatedCarrierApi =
   config.nodeEnv !== 'production' && carriersWithoutApi.length > 0
-    ? await startSimulatedCarrierApi({
-        // Its callees answer outbound calls as the number plan says (src/sim/callee/plan.ts).
-        onPlaced: simulatedCallee({
-          timeScale: 1 / (config.simulatedCalleeSpeedup ?? 1),
-          onError: (message) => logger.warn({ component: 'simulated-carrier' }, message),
-        }),
-      })
+    ? sharedSimulatedApi !== undefined
+      ? { url: sharedSimulatedApi, close: async () => {} }
+      : await startSimulatedCarrierApi({
+          // Its callees answer outbound calls as the number plan says (src/sim/callee/plan.ts).
+          onPlaced: simulatedCallee({
+            timeScale: 1 / (config.simulatedCalleeSpeedup ?? 1),
+            onError: (message) => logger.warn({ component: 'simulated-carrier' }, message),
+          }),
+        })
     : null;
 if (simulatedCarrierApi) {
   logger.info(

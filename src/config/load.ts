@@ -74,6 +74,13 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
   const maxCalls = envInt(env, 'MAX_CALLS', { fallback: 1000, min: 1 });
   const declineRedirectUrl = envUrl(env, 'DECLINE_REDIRECT_URL', ENDPOINT_URL(['http', 'https'])) ?? null;
   const simulatedCalleeSpeedup = envInt(env, 'SIM_CALLEE_SPEEDUP', { fallback: 1, min: 1, max: 1000 });
+  const simulatedCarrierApiUrl = envUrl(env, 'SIM_CARRIER_API_URL', BASE_URL(['http', 'https']));
+  const dialerFailoverMs = envInt(env, 'DIALER_FAILOVER_MS', { fallback: 20_000, min: 1_000, max: 600_000 });
+  const lostDispatchGraceMs = envInt(env, 'DIALER_LOST_DISPATCH_GRACE_MS', {
+    fallback: 600_000,
+    min: 1_000,
+    max: 86_400_000,
+  });
   const carrierPingIntervalMs = envInt(env, 'CARRIER_PING_INTERVAL_MS', {
     fallback: 15_000,
     min: 100,
@@ -115,6 +122,8 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
     declineRedirectUrl,
     carrierPingIntervalMs,
     simulatedCalleeSpeedup,
+    ...(simulatedCarrierApiUrl !== undefined ? { simulatedCarrierApiUrl } : {}),
+    dialer: { failoverMs: dialerFailoverMs, lostDispatchGraceMs },
     regions,
     profiles,
     numbers,

@@ -130,6 +130,19 @@ export interface PlivoConfig {
 
 export type AgentAuth = 'key' | 'grant';
 
+export interface DialerConfig {
+  /**
+   * An instance silent this long is taken for dead: another adopts its campaign calls and reads
+   * their outcome from the carrier (`DIALER_FAILOVER_MS`).
+   */
+  failoverMs: number;
+  /**
+   * How long an attempt whose carrier call id never came back waits for a callback naming it before
+   * it is closed, not redialed (`DIALER_LOST_DISPATCH_GRACE_MS`).
+   */
+  lostDispatchGraceMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -196,6 +209,13 @@ export interface Config {
    * the line) than a real phone would; their audio still plays in real time (`SIM_CALLEE_SPEEDUP`).
    */
   simulatedCalleeSpeedup?: number;
+  /**
+   * A simulated carrier API already running, used instead of starting the built-in one, so several
+   * instances on one machine place their calls on one carrier that knows every call (`SIM_CARRIER_API_URL`).
+   */
+  simulatedCarrierApiUrl?: string;
+  /** Campaign dialing across instances. */
+  dialer?: DialerConfig;
   regions: Record<Region, RegionHosts>;
   profiles: Record<string, AgentProfile>;
   numbers: NumberRouting;

@@ -417,3 +417,37 @@ describe('ADMIN_TOKEN, DRAIN_TIMEOUT_MS, MAX_CALLS', () => {
     );
   });
 });
+
+describe('campaign dialing across instances', () => {
+  it('defaults to a 20 s failover and a 10 min grace for lost dispatches', () => {
+    const config = load({});
+    expect(config.dialer).toEqual({ failoverMs: 20_000, lostDispatchGraceMs: 600_000 });
+    expect(config.simulatedCarrierApiUrl).toBeUndefined();
+  });
+
+  it('reads DIALER_FAILOVER_MS and DIALER_LOST_DISPATCH_GRACE_MS within their bounds', () => {
+    const config = load({ DIALER_FAILOVER_MS: '3000', DIALER_LOST_DISPATCH_GRACE_MS: '5000' });
+    expect(config.dialer).toEqual({ failoverMs: 3_000, lostDispatchGraceMs: 5_000 });
+    expect(configErrorOf(() => load({ DIALER_FAILOVER_MS: '999' })).message).toBe(
+      'DIALER_FAILOVER_MS: must be an integer from 1000 to 600000, got "999"',
+    );
+    expect(configErrorOf(() => load({ DIALER_FAILOVER_MS: '600001' })).message).toBe(
+      'DIALER_FAILOVER_MS: must be an integer from 1000 to 600000, got "600001"',
+    );
+    expect(configErrorOf(() => load({ DIALER_FAILOVER_MS: '2s' })).message).toMatch(
+      /^DIALER_FAILOVER_MS: must be an integer/,
+    );
+    expect(configErrorOf(() => load({ DIALER_LOST_DISPATCH_GRACE_MS: '0' })).message).toBe(
+      'DIALER_LOST_DISPATCH_GRACE_MS: must be an integer from 1000 to 86400000, got "0"',
+    );
+  });
+
+  it('takes SIM_CARRIER_API_URL without a trailing slash and checks it', () => {
+    expect(load({ SIM_CARRIER_API_URL: 'http://127.0.0.1:4010/' }).simulatedCarrierApiUrl).toBe(
+      'http://127.0.0.1:4010',
+    );
+    expect(configErrorOf(() => load({ SIM_CARRIER_API_URL: '127.0.0.1:4010' })).message).toMatch(
+      /^SIM_CARRIER_API_URL: must be an http or https URL/,
+    );
+  });
+});

@@ -20,6 +20,8 @@ export interface SimulatedCarrierApiOptions {
   now?: () => number;
   /** Who answers the outbound calls the API accepts (src/sim/callee/); default: nobody, they just ring. */
   onPlaced?: (call: PlacedSimCall, calls: SimCallLog) => void;
+  /** Every request, before it is answered: tests count what a fleet asked of its one carrier. */
+  onRequest?: (request: { method: string; path: string }) => void;
 }
 
 export interface SimulatedCarrierApi {
@@ -165,6 +167,7 @@ export async function startSimulatedCarrierApi(
     } catch {
       return ourError(400, 'CALLBRIDGE_BAD_REQUEST', 'malformed request path');
     }
+    opts.onRequest?.({ method: req.method ?? 'GET', path: url.pathname });
     if (req.method === 'GET' && url.pathname === '/sim/calls') {
       return { status: 200, body: { calls: calls.list(LIST_LIMIT) } };
     }
