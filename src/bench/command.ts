@@ -1,12 +1,15 @@
 // `callbridge bench`: the load benchmark of BENCHMARKS.md. Drives N concurrent simulated calls
 // through callbridge and then, on the same load, through a bare relay, and prints one JSON object
 // (also written to --out). Exit 1 when any call failed or any byte was lost, reordered or damaged,
-// 2 on a usage error.
+// 2 on a usage error. With `--instances N` it runs the fleet benchmark instead (fleet.ts): N
+// instances behind the nginx balancer against one, with and without instance routing.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dialectNames, findDialect } from '../sim/carrier/dialects/index.js';
+import { type FleetOptions, runFleetBench } from './fleet.js';
+import { stopAll } from './processes.js';
 import { AGENT_PREWARM, runTarget, type TargetResult } from './run.js';
 
 import type { LatencySummary } from './samples.js';
@@ -24,6 +27,20 @@ export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [
   --cpu-prof DIR   run the callbridge server under node --cpu-prof, profile written to DIR and its
                    top self-time functions added to the result
   --no-baseline    measure callbridge only
+
+       callbridge bench --instances N [--calls N] [--duration S] [--ramp S] [--out FILE]
+                       [--agent-configure-ms MS] [--carrier-delay-ms MS] [--redis URL]
+
+  --instances N    the fleet benchmark: N instances (2 to 8) sharing Redis behind the nginx
+                   balancer of deploy/nginx/, against one instance on the same load, with and
+                   without instance routing; measures call setup latency (Twilio calls)
+  --calls N        calls placed (default 60)
+  --duration S     how long each call lasts, in seconds (default 10)
+  --ramp S         calls start evenly over this many seconds (default 5)
+  --agent-configure-ms MS  how long the stand-in agent takes to apply Settings (default 300)
+  --carrier-delay-ms MS    how long the phone waits after the webhook's answer before it opens the
+                   media stream (default 500)
+  --redis URL      the Redis the instances share (default redis://127.0.0.1:6379)
 
 Prints one JSON object (see BENCHMARKS.md). Exit status 1 when a call failed or a byte was lost,
 reordered or damaged, in callbridge or in the baseline; 2 on a bad option.
@@ -48,7 +65,15 @@ function positiveNumber(name: string, raw: string, integer: boolean, min: number
   return value;
 }
 
-export function parseBenchArgs(args: string[]): BenchOptions {
+/** `--instances N`: the fleet benchmark, with the output file the load benchmark also takes. */
+export type FleetBenchOptions = FleetOptions & { out: string | null };
+
+/** Options of the load benchmark only, and of the fleet benchmark only. */
+const LOAD_ONLY = ['carrier', 'cpu-prof', 'no-baseline'] as const;
+const FLEET_ONLY = ['agent-configure-ms', 'carrier-delay-ms', 'redis'] as const;
+const MAX_INSTANCES = 8;
+
+export function parseBenchArgs(args: string[]): BenchOptions | FleetBenchOptions {
   const { values } = parseArgs({
     args,
     options: {
@@ -59,10 +84,23 @@ export function parseBenchArgs(args: string[]): BenchOptions {
       out: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'no-baseline': { type: 'boolean' },
+      instances: { type: 'string' },
+      'agent-configure-ms': { type: 'string' },
+      'carrier-delay-ms': { type: 'string' },
+      redis: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
   });
+  if (values.instances !== undefined) {
+    for (const name of LOAD_ONLY) {
+      if (values[name] !== undefined) throw new Error(`--${name} does not apply to --instances`);
+    }
+    return parseFleetArgs({ ...values, instances: values.instances });
+  }
+  for (const name of FLEET_ONLY) {
+    if (values[name] !== undefined) throw new Error(`--${name} applies to --instances only`);
+  }
   const carrier = values.carrier ?? 'twilio';
   if (findDialect(carrier) === undefined) {
     throw new Error(`--carrier must be one of ${dialectNames().join(', ')}, got "${carrier}"`);
@@ -82,6 +120,38 @@ export function parseBenchArgs(args: string[]): BenchOptions {
     out: values.out ?? null,
     cpuProfDir: values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']),
     baseline: !values['no-baseline'],
+  };
+}
+
+function parseFleetArgs(values: {
+  instances: string;
+  calls?: string;
+  duration?: string;
+  ramp?: string;
+  out?: string;
+  'agent-configure-ms'?: string;
+  'carrier-delay-ms'?: string;
+  redis?: string;
+}): FleetBenchOptions {
+  const instances = Number(values.instances);
+  if (!/^\d+$/.test(values.instances) || instances < 2 || instances > MAX_INSTANCES) {
+    throw new Error(`--instances must be an integer from 2 to ${MAX_INSTANCES}, got "${values.instances}"`);
+  }
+  const number = (name: string, raw: string | undefined, fallback: number, integer: boolean, min: number) =>
+    raw === undefined ? fallback : positiveNumber(name, raw, integer, min);
+  const redisUrl = values.redis ?? 'redis://127.0.0.1:6379';
+  if (!/^rediss?:\/\/[^\s]+$/.test(redisUrl) || !URL.canParse(redisUrl)) {
+    throw new Error('--redis must be a redis:// or rediss:// URL');
+  }
+  return {
+    instances,
+    calls: number('calls', values.calls, 60, true, 1),
+    holdMs: Math.round(number('duration', values.duration, 10, false, 1) * 1000),
+    rampMs: Math.round(number('ramp', values.ramp, 5, false, 0) * 1000),
+    agentConfigureMs: number('agent-configure-ms', values['agent-configure-ms'], 300, true, 0),
+    carrierDelayMs: number('carrier-delay-ms', values['carrier-delay-ms'], 500, true, 0),
+    redisUrl,
+    out: values.out ?? null,
   };
 }
 
@@ -113,14 +183,16 @@ export async function benchCommand(args: string[]): Promise<number> {
     process.stdout.write(BENCH_USAGE);
     return 0;
   }
-  let opts: BenchOptions;
+  let parsed: BenchOptions | FleetBenchOptions;
   try {
-    opts = parseBenchArgs(args);
+    parsed = parseBenchArgs(args);
   } catch (err) {
     process.stderr.write(`callbridge bench: ${(err as Error).message}\n${BENCH_USAGE}`);
     return 2;
   }
   const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+  if ('instances' in parsed) return fleetBench(parsed, log);
+  const opts = parsed;
   const startedAt = new Date();
   let result: TargetResult;
   let baseline: TargetResult | null = null;
@@ -156,11 +228,30 @@ export async function benchCommand(args: string[]): Promise<number> {
       window: 'latency samples and server CPU count only while every call is up (after ramp + 1 s)',
     },
   };
+  report(output, opts.out);
+  return clean(result) && (baseline === null || clean(baseline)) ? 0 : 1;
+}
+
+/** Prints the result as one JSON object, and writes it to `out` too when given. */
+function report(output: unknown, out: string | null): void {
   const text = `${JSON.stringify(output, null, 2)}\n`;
   process.stdout.write(text);
-  if (opts.out) {
-    mkdirSync(dirname(opts.out), { recursive: true });
-    writeFileSync(opts.out, text);
+  if (out) {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, text);
   }
-  return clean(result) && (baseline === null || clean(baseline)) ? 0 : 1;
+}
+
+/** The fleet benchmark; exit 1 when a call failed in any run. */
+async function fleetBench(opts: FleetBenchOptions, log: (line: string) => void): Promise<number> {
+  let result;
+  try {
+    result = await runFleetBench(opts, log);
+  } catch (err) {
+    await stopAll();
+    process.stderr.write(`callbridge bench: ${(err as Error).message}\n`);
+    return 1;
+  }
+  report(result, opts.out);
+  return result.runs.some((run) => run.failedCalls > 0) ? 1 : 0;
 }

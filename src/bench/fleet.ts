@@ -1,26 +1,23 @@
-// The fleet benchmark (BENCHMARKS.md): the same load of simulated Twilio calls through the real
-// nginx balancer (deploy/nginx/render.mjs) to one instance, to N instances with instance routing,
-// and to N instances without it (media streams spread like webhooks). Per run: calls completed and
-// failed, call setup latency (voice webhook sent → first agent audio at the phone), how each stream
-// met its pre-warmed agent, and the instances' CPU.
+// The fleet benchmark (BENCHMARKS.md), `callbridge bench --instances N`: the same load of simulated
+// Twilio calls through the real nginx balancer (deploy/nginx/render.mjs) to one instance, to N
+// instances with instance routing, and to N instances without it (media streams spread like
+// webhooks). Per run: calls completed and failed, call setup latency (voice webhook sent → first
+// agent audio at the phone), how each stream met its pre-warmed agent, and the instances' CPU.
+// Its options are read by command.ts.
 //
-//   node dist/bench/fleet.js [--instances N] [--calls C] [--hold S] [--ramp S]
-//                            [--agent-configure-ms MS] [--carrier-delay-ms MS] [--redis URL] [--out FILE]
-//
-// The agent is a stand-in on loopback that takes --agent-configure-ms to apply Settings (a hosted
+// The agent is a stand-in on loopback that takes `agentConfigureMs` to apply Settings (a hosted
 // agent takes a few hundred ms from dial to SettingsApplied), then speaks a short greeting: that
 // wait is what pre-warming hides, and what a stream landing on the wrong instance pays again. The
-// phone opens the media stream --carrier-delay-ms after the webhook's answer, as a carrier does
-// (it sets up the call leg first).
+// phone opens the media stream `carrierDelayMs` after the webhook's answer, as a carrier does (it
+// sets up the call leg first).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startBalancer } from './fleet-balancer.js';
-import { type BenchProcess, startProcess, stopAll, stopProcess } from './processes.js';
+import { type BenchProcess, startProcess, stopProcess } from './processes.js';
 import { processCpu } from './proc-stats.js';
 import { type LatencySummary, Samples } from './samples.js';
 
@@ -28,7 +25,7 @@ const FRAME_BYTES = 160;
 const FRAME_MS = 20;
 const GREETING = Buffer.alloc(FRAME_BYTES * 10, 0x55);
 
-interface Options {
+export interface FleetOptions {
   instances: number;
   calls: number;
   holdMs: number;
@@ -36,7 +33,6 @@ interface Options {
   agentConfigureMs: number;
   carrierDelayMs: number;
   redisUrl: string;
-  out: string | null;
 }
 
 /** A loopback agent: Welcome, SettingsApplied after the configure time, then a greeting. */
@@ -183,7 +179,12 @@ interface RunResult {
   instanceCpuSeconds: number;
 }
 
-async function run(opts: Options, instances: number, routing: boolean, prewarm = true): Promise<RunResult> {
+async function run(
+  opts: FleetOptions,
+  instances: number,
+  routing: boolean,
+  prewarm = true,
+): Promise<RunResult> {
   const agent = await startAgent(opts.agentConfigureMs);
   const prefix = `callbridge-bench-fleet-${randomBytes(4).toString('hex')}:`;
   const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-fleet-bench-'));
@@ -280,47 +281,34 @@ async function run(opts: Options, instances: number, routing: boolean, prewarm =
   }
 }
 
-function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      instances: { type: 'string' },
-      calls: { type: 'string' },
-      hold: { type: 'string' },
-      ramp: { type: 'string' },
-      'agent-configure-ms': { type: 'string' },
-      'carrier-delay-ms': { type: 'string' },
-      redis: { type: 'string' },
-      out: { type: 'string' },
-    },
-    strict: true,
-  });
-  const int = (name: string, raw: string | undefined, fallback: number, min: number) => {
-    const value = raw === undefined ? fallback : Number(raw);
-    if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer >= ${min}`);
-    return value;
-  };
-  return {
-    instances: int('instances', values.instances, 3, 2),
-    calls: int('calls', values.calls, 60, 1),
-    holdMs: int('hold', values.hold, 10, 1) * 1000,
-    rampMs: int('ramp', values.ramp, 5, 0) * 1000,
-    agentConfigureMs: int('agent-configure-ms', values['agent-configure-ms'], 300, 0),
-    carrierDelayMs: int('carrier-delay-ms', values['carrier-delay-ms'], 500, 0),
-    redisUrl: values.redis ?? 'redis://127.0.0.1:6379',
-    out: values.out ?? null,
-  };
+export interface FleetReport {
+  bench: 'fleet';
+  load: { calls: number; holdS: number; rampS: number; agentConfigureMs: number; carrierDelayMs: number };
+  machine: { cores: number; node: string };
+  date: string;
+  runs: RunResult[];
 }
 
-async function main(argv: string[]) {
-  const opts = parseOptions(argv);
-  const runs = [
-    await run(opts, 1, true),
-    await run(opts, opts.instances, true),
-    await run(opts, opts.instances, false),
-    await run(opts, opts.instances, false, false),
+/**
+ * One instance with routing, then N with routing, N without it, and N without it or pre-warming,
+ * one after the other on the same load.
+ */
+export async function runFleetBench(opts: FleetOptions, log: (line: string) => void): Promise<FleetReport> {
+  const plan = [
+    { instances: 1, routing: true, prewarm: true },
+    { instances: opts.instances, routing: true, prewarm: true },
+    { instances: opts.instances, routing: false, prewarm: true },
+    { instances: opts.instances, routing: false, prewarm: false },
   ];
-  const report = {
+  const runs: RunResult[] = [];
+  for (const step of plan) {
+    log(
+      `${step.instances} instance(s), ${step.routing ? 'instance routing' : 'no routing'}` +
+        `${step.prewarm ? '' : ', no pre-warm'}: ${opts.calls} calls`,
+    );
+    runs.push(await run(opts, step.instances, step.routing, step.prewarm));
+  }
+  return {
     bench: 'fleet',
     load: {
       calls: opts.calls,
@@ -333,14 +321,4 @@ async function main(argv: string[]) {
     date: new Date().toISOString(),
     runs,
   };
-  const text = JSON.stringify(report, null, 2);
-  process.stdout.write(`${text}\n`);
-  if (opts.out) writeFileSync(opts.out, `${text}\n`);
-  if (runs.some((r) => r.failedCalls > 0)) process.exitCode = 1;
 }
-
-main(process.argv.slice(2)).catch(async (err: Error) => {
-  await stopAll();
-  process.stderr.write(`fleet bench: ${err.message}\n`);
-  process.exitCode = 2;
-});
