@@ -238,3 +238,22 @@ describe('simulated carrier API: Plivo', () => {
     expect(sim.calls.size).toBe(0);
   });
 });
+
+describe('simulated carrier API: the request hook', () => {
+  it('reports every well-formed request, answered or refused, before its answer', async () => {
+    const seen: Array<{ method: string; path: string }> = [];
+    const hooked = await startSimulatedCarrierApi({ onRequest: (request) => seen.push(request) });
+    try {
+      expect((await fetch(`${hooked.url}/2010-04-01/Accounts/ACx/Calls/CA1.json`)).status).toBe(401);
+      expect((await fetch(`${hooked.url}/sim/calls`)).status).toBe(200);
+      expect((await fetch(`${hooked.url}/nowhere`, { method: 'POST' })).status).toBe(404);
+      expect(seen).toEqual([
+        { method: 'GET', path: '/2010-04-01/Accounts/ACx/Calls/CA1.json' },
+        { method: 'GET', path: '/sim/calls' },
+        { method: 'POST', path: '/nowhere' },
+      ]);
+    } finally {
+      await hooked.close();
+    }
+  });
+});
