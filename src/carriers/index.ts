@@ -7,7 +7,9 @@ import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createExotelAdapter } from './exotel/adapter.js';
 import type { CallPlacer } from './placer.js';
-import { createPlivoAdapter } from './plivo/adapter.js';
+import { createPlivoAdapter, PLIVO_REST_TIMEOUT_MS, PLIVO_SIMULATED_AUTH_ID } from './plivo/adapter.js';
+import { createPlivoPlacer } from './plivo/placer.js';
+import { createPlivoRest } from './plivo/rest.js';
 import { createTelnyxAdapter } from './telnyx/adapter.js';
 import { createTwilioAdapter } from './twilio/adapter.js';
 import { createTwilioPlacer } from './twilio/placer.js';
@@ -85,5 +87,28 @@ export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): Cal
       }),
     );
   }
+  const plivo = plivoPlacer(config, simulated, routed);
+  if (plivo) placers.push(plivo);
   return placers;
+}
+
+/** Plivo's placer: its REST API with credentials, else the simulated one; null with neither. */
+function plivoPlacer(config: Config, simulated: string | null, routed: string | null): CallPlacer | null {
+  const { authId, authToken, apiUrl } = config.plivo;
+  const api =
+    authId !== null && authToken !== null
+      ? { apiUrl, authId, authToken, defaultFrom: routed }
+      : simulated !== null
+        ? // The simulated API takes any credentials whose Auth ID matches the path.
+          {
+            apiUrl: simulated,
+            authId: PLIVO_SIMULATED_AUTH_ID,
+            authToken: 'simulated',
+            defaultFrom: routed ?? SIMULATED_CALLER_ID,
+          }
+        : null;
+  if (api === null) return null;
+  const publicUrl = () => config.publicUrl;
+  const rest = createPlivoRest({ ...api, publicUrl, timeoutMs: PLIVO_REST_TIMEOUT_MS });
+  return createPlivoPlacer({ rest, publicUrl, defaultFrom: api.defaultFrom });
 }
