@@ -267,9 +267,11 @@ export class CallSession {
     this.#audioCounts.upBytes += payload.length;
     this.#silence.agentSpeaking(this.#downlink.isPlaying());
     this.#silence.callerAudio(payload);
-    // Until the verdict the agent hears silence: a voicemail greeting must not start a conversation.
-    if (this.#gate?.holds) {
+    // Until the verdict the agent hears silence: a voicemail greeting must not start a conversation,
+    // nor a recorder's beep interrupt the message left on it.
+    if (this.#gate?.mutesAnswerer) {
       this.#link.sendAudio(Buffer.alloc(payload.length, silenceByte(this.info.mediaFormat.encoding)));
+      if (!this.#gate.holds) return;
       const fellSilent = this.#greetingEnd.observe(this.#silence.callerSpeaking, this.#silence.silenceMs);
       if (fellSilent && this.#gate.awaitingMessageEnd) {
         this.onMachineVerdict({

@@ -14,7 +14,8 @@ import { createTelnyxAdapter } from './telnyx/adapter.js';
 import { createTwilioAdapter } from './twilio/adapter.js';
 import { createTwilioPlacer } from './twilio/placer.js';
 import { createTwilioRest } from './twilio/rest.js';
-import { createVonageAdapter } from './vonage/adapter.js';
+import { createVonageAdapter, vonageRestFor } from './vonage/adapter.js';
+import { createVonagePlacer } from './vonage/placer.js';
 import type { ClaimOnce } from './vonage/replay-guard.js';
 
 /** What an adapter may need besides its configuration. */
@@ -40,7 +41,10 @@ export function buildCarrierAdapters(config: Config, deps: CarrierAdapterDeps): 
     createTwilioAdapter(config),
     createTelnyxAdapter(config, rest),
     createPlivoAdapter(config, rest),
-    createVonageAdapter(config, deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
+    createVonageAdapter(config, {
+      ...(deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
+      ...(deps.simulatedApiUrl !== undefined ? { simulatedApiUrl: deps.simulatedApiUrl } : {}),
+    }),
     createExotelAdapter(config),
   ];
 }
@@ -89,6 +93,17 @@ export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): Cal
   }
   const plivo = plivoPlacer(config, simulated, routed);
   if (plivo) placers.push(plivo);
+  const vonage = vonageRestFor(config, { simulatedApiUrl: simulated, timeoutMs: REST_TIMEOUT_MS });
+  if (vonage) {
+    const real = config.vonage.applicationId !== null && config.vonage.privateKey !== null;
+    placers.push(
+      createVonagePlacer({
+        rest: vonage,
+        publicUrl: () => config.publicUrl,
+        defaultFrom: real ? routed : (routed ?? SIMULATED_CALLER_ID),
+      }),
+    );
+  }
   return placers;
 }
 

@@ -12,7 +12,13 @@ let server: ServerProcess;
 beforeAll(async () => {
   await ensureBuilt();
   // Callees ring and wait ten times less than real phones; their audio still plays in real time.
-  server = await spawnServer({ ADMIN_TOKEN: TOKEN, SIM_CALLEE_SPEEDUP: '10' });
+  // With Vonage's signature secret set, every Vonage webhook must come signed: the simulated
+  // carrier signs them as Vonage does.
+  server = await spawnServer({
+    ADMIN_TOKEN: TOKEN,
+    SIM_CALLEE_SPEEDUP: '10',
+    VONAGE_SIGNATURE_SECRET: 'vonage-signature-secret-for-e2e-0001',
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -43,7 +49,11 @@ const CONTACTS = {
   '+12125550183': 'no_answer',
 };
 
-describe.each(['plivo'])('a simulated campaign through %s', (carrier) => {
+// Plivo reports machine or not, and the greeting's end is heard in the audio; Vonage reports the beep.
+describe.each([
+  ['plivo', 'greeting_silent'],
+  ['vonage', 'beep_start'],
+])('a simulated campaign through %s', (carrier, voicemailVerdict) => {
   it('ends each call with the outcome its callee gives', async () => {
     const created = await admin<{ id: string }>('POST', '/v1/campaigns', {
       name: `${carrier} campaign`,
@@ -76,6 +86,7 @@ describe.each(['plivo'])('a simulated campaign through %s', (carrier) => {
     const voicemail = mine.find((call) => call.to === '+12125550150')!;
     expect(voicemail.endReason).toBe('voicemail_left');
     // The message was heard to its end, and nothing of the agent before it.
+    expect(voicemail.outbound).toMatchObject({ answeredBy: 'machine', amdVerdict: voicemailVerdict });
     expect(voicemail.turns).toHaveLength(1);
     expect(voicemail.turns[0]!.content).toMatch(/^Hello, this is an automated call/);
     expect(voicemail.turns[0]!.heardMs).toBe(voicemail.turns[0]!.sentMs);
