@@ -3,8 +3,7 @@
 // and, with advanced machine detection, `status: human|machine` and the `sub_state: beep_start` that
 // ends a voicemail greeting. Each event is signed with the signature secret when the server has one.
 import { randomUUID } from 'node:crypto';
-import { signVonageWebhook } from '../../carrier/dialects/vonage.js';
-import { vonageDialect } from '../../carrier/dialects/vonage.js';
+import { signVonageWebhook, vonageDialect } from '../../carrier/dialects/vonage.js';
 import type { Callee } from '../plan.js';
 import { BEEP_MS } from '../sounds.js';
 import {
