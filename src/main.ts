@@ -92,6 +92,14 @@ const simulatedCarrierApi =
           // Its callees answer outbound calls as the number plan says (src/sim/callee/plan.ts).
           onPlaced: simulatedCallee({
             timeScale: 1 / (config.simulatedCalleeSpeedup ?? 1),
+            // Callbacks are signed as this server verifies them, where it has a webhook secret.
+            env: {
+              TWILIO_AUTH_TOKEN: config.twilio.authToken ?? undefined,
+              PLIVO_AUTH_TOKEN: config.plivo.authToken ?? undefined,
+              VONAGE_SIGNATURE_SECRET: config.vonage.signatureSecrets[0],
+              VONAGE_API_KEY: config.vonage.apiKey ?? undefined,
+              VONAGE_APPLICATION_ID: config.vonage.applicationId ?? undefined,
+            },
             onError: (message) => logger.warn({ component: 'simulated-carrier' }, message),
           }),
         })

@@ -66,6 +66,15 @@ export class AmdGate {
     return this.#state !== 'open' && this.#state !== 'speaking_message';
   }
 
+  /**
+   * Whether the agent hears silence instead of the answerer: until a person is heard, and while a
+   * voicemail is left, since a recorder's sounds (its beep, a carrier's beep event that comes as
+   * the beep starts) must not interrupt the message.
+   */
+  get mutesAnswerer(): boolean {
+    return this.#state !== 'open';
+  }
+
   /** The agent started the reply that speaks the voicemail: from here its output passes. */
   messageStarted(): boolean {
     if (this.#state !== 'leaving_message') return false;

@@ -19,6 +19,7 @@ import type { AgentProfile } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { AgentLink, type DialAgent, type LinkLostInfo } from './agent-link.js';
 import { AmdGate, type GateDecision, type VerdictReport } from './amd-gate.js';
+import { GreetingEnd } from './greeting-end.js';
 import { CallLog, type EndReason } from './call-log.js';
 import type { DownlinkRules } from './carrier-port.js';
 import { type Clock, type ClockTimer, realClock } from './clock.js';
@@ -138,6 +139,8 @@ export class CallSession {
   #maxDurationTimer: ClockTimer | null = null;
   /** Outbound calls with detection: holds the agent back until the verdict. */
   readonly #gate: AmdGate | null;
+  /** Where the carrier reports no end of greeting, the audio tells it (greeting-end.ts). */
+  readonly #greetingEnd = new GreetingEnd();
   #gateTimer: ClockTimer | null = null;
   readonly #answeredAtMs: number;
   /** A person's wait for the agent's first audio, measured once. */
@@ -264,9 +267,20 @@ export class CallSession {
     this.#audioCounts.upBytes += payload.length;
     this.#silence.agentSpeaking(this.#downlink.isPlaying());
     this.#silence.callerAudio(payload);
-    // Until the verdict the agent hears silence: a voicemail greeting must not start a conversation.
-    if (this.#gate?.holds) {
+    // Until the verdict the agent hears silence: a voicemail greeting must not start a conversation,
+    // nor a recorder's beep interrupt the message left on it.
+    if (this.#gate?.mutesAnswerer) {
       this.#link.sendAudio(Buffer.alloc(payload.length, silenceByte(this.info.mediaFormat.encoding)));
+      if (!this.#gate.holds) return;
+      const fellSilent = this.#greetingEnd.observe(this.#silence.callerSpeaking, this.#silence.silenceMs);
+      if (fellSilent && this.#gate.awaitingMessageEnd) {
+        this.onMachineVerdict({
+          verdict: 'machine',
+          messageEnded: true,
+          detectionMs: null,
+          raw: 'greeting_silent',
+        });
+      }
       return;
     }
     this.#link.sendAudio(payload);

@@ -7,12 +7,15 @@ import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createExotelAdapter } from './exotel/adapter.js';
 import type { CallPlacer } from './placer.js';
-import { createPlivoAdapter } from './plivo/adapter.js';
+import { createPlivoAdapter, PLIVO_REST_TIMEOUT_MS, PLIVO_SIMULATED_AUTH_ID } from './plivo/adapter.js';
+import { createPlivoPlacer } from './plivo/placer.js';
+import { createPlivoRest } from './plivo/rest.js';
 import { createTelnyxAdapter } from './telnyx/adapter.js';
 import { createTwilioAdapter } from './twilio/adapter.js';
 import { createTwilioPlacer } from './twilio/placer.js';
 import { createTwilioRest } from './twilio/rest.js';
-import { createVonageAdapter } from './vonage/adapter.js';
+import { createVonageAdapter, vonageRestFor } from './vonage/adapter.js';
+import { createVonagePlacer } from './vonage/placer.js';
 import type { ClaimOnce } from './vonage/replay-guard.js';
 
 /** What an adapter may need besides its configuration. */
@@ -38,7 +41,10 @@ export function buildCarrierAdapters(config: Config, deps: CarrierAdapterDeps): 
     createTwilioAdapter(config),
     createTelnyxAdapter(config, rest),
     createPlivoAdapter(config, rest),
-    createVonageAdapter(config, deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
+    createVonageAdapter(config, {
+      ...(deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
+      ...(deps.simulatedApiUrl !== undefined ? { simulatedApiUrl: deps.simulatedApiUrl } : {}),
+    }),
     createExotelAdapter(config),
   ];
 }
@@ -85,5 +91,39 @@ export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): Cal
       }),
     );
   }
+  const plivo = plivoPlacer(config, simulated, routed);
+  if (plivo) placers.push(plivo);
+  const vonage = vonageRestFor(config, { simulatedApiUrl: simulated, timeoutMs: REST_TIMEOUT_MS });
+  if (vonage) {
+    const real = config.vonage.applicationId !== null && config.vonage.privateKey !== null;
+    placers.push(
+      createVonagePlacer({
+        rest: vonage,
+        publicUrl: () => config.publicUrl,
+        defaultFrom: real ? routed : (routed ?? SIMULATED_CALLER_ID),
+      }),
+    );
+  }
   return placers;
+}
+
+/** Plivo's placer: its REST API with credentials, else the simulated one; null with neither. */
+function plivoPlacer(config: Config, simulated: string | null, routed: string | null): CallPlacer | null {
+  const { authId, authToken, apiUrl } = config.plivo;
+  const api =
+    authId !== null && authToken !== null
+      ? { apiUrl, authId, authToken, defaultFrom: routed }
+      : simulated !== null
+        ? // The simulated API takes any credentials whose Auth ID matches the path.
+          {
+            apiUrl: simulated,
+            authId: PLIVO_SIMULATED_AUTH_ID,
+            authToken: 'simulated',
+            defaultFrom: routed ?? SIMULATED_CALLER_ID,
+          }
+        : null;
+  if (api === null) return null;
+  const publicUrl = () => config.publicUrl;
+  const rest = createPlivoRest({ ...api, publicUrl, timeoutMs: PLIVO_REST_TIMEOUT_MS });
+  return createPlivoPlacer({ rest, publicUrl, defaultFrom: api.defaultFrom });
 }

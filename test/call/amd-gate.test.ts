@@ -58,6 +58,19 @@ describe('the answering-machine gate', () => {
     expect(gate.holds).toBe(false);
   });
 
+  it("keeps the answerer's audio from the agent until a person is heard, and while a voicemail is left", () => {
+    const person = new AmdGate(voicemail);
+    expect(person.mutesAnswerer).toBe(true);
+    person.decide(verdict('human'));
+    expect(person.mutesAnswerer).toBe(false);
+    const machine = new AmdGate(voicemail);
+    machine.decide(verdict('machine', true));
+    expect(machine.messageStarted()).toBe(true);
+    // The message plays, yet a recorder's beep must not interrupt it.
+    expect(machine.holds).toBe(false);
+    expect(machine.mutesAnswerer).toBe(true);
+  });
+
   it('hangs up on a fax, and on any machine in hang-up mode', () => {
     expect(new AmdGate(voicemail).decide(verdict('fax', true))).toEqual({ kind: 'hang_up' });
     const hangup = new AmdGate({ mode: 'hangup', voicemailText: null, voicemailAudioUrl: null });

@@ -23,7 +23,7 @@ export interface PlivoAdapterDeps {
 export const PLIVO_REST_TIMEOUT_MS = 5_000;
 const FRAME_MS = 20;
 /** The account id used in REST paths against the simulated API. */
-const SIMULATED_AUTH_ID = 'MASIMULATED000000000';
+export const PLIVO_SIMULATED_AUTH_ID = 'MASIMULATED000000000';
 
 export function createPlivoAdapter(
   config: Config,
@@ -34,7 +34,7 @@ export function createPlivoAdapter(
     settings.authId !== null && settings.authToken !== null
       ? { url: settings.apiUrl, authId: settings.authId, authToken: settings.authToken }
       : deps.simulatedApiUrl !== undefined
-        ? { url: deps.simulatedApiUrl, authId: SIMULATED_AUTH_ID, authToken: 'simulated' }
+        ? { url: deps.simulatedApiUrl, authId: PLIVO_SIMULATED_AUTH_ID, authToken: 'simulated' }
         : null;
   const rest =
     api &&

@@ -1,15 +1,19 @@
 // Plivo's webhooks (docs/protocols/plivo.md): the answer URL, answered with the bidirectional
-// <Stream> XML; the hang-up URL and the stream's status callbacks, logged; and the transfer route a
-// transfer points the call at, answered with the <Dial> of its target. Each is verified with
-// X-Plivo-Signature-V3 when the auth token is set, and a nonce is accepted once.
+// <Stream> XML; the hang-up URL, which ends an outbound call's attempt with its final status; the
+// machine-detection URL of an outbound call; the stream's status callbacks, logged; and the
+// transfer route a transfer points the call at, answered with the <Dial> of its target. Each is
+// verified with X-Plivo-Signature-V3 when the auth token is set, and a nonce is accepted once.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { MULAW_8K } from '../../audio/format.js';
 import { type CallAnnouncement, type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
+import type { OutboundContext } from '../../call/outbound-context.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { RecentIds } from '../recent-ids.js';
 import { isCarrierId } from '../wire.js';
+import { plivoFinalStatus, plivoHangupReason, plivoVerdict } from './outbound-status.js';
+import { PLIVO_CONTEXT_PARAM, PLIVO_MACHINE_PATH } from './placer.js';
 import { PLIVO_TRANSFER_PATH } from './rest.js';
 import { type PlivoParams, verifyPlivoSignatureV3 } from './signature.js';
 import { dialXml, isDialTarget, playHangupXml, redirectXml, speakHangupXml, streamXml } from './xml.js';
@@ -55,12 +59,18 @@ function field(params: PlivoParams, key: string): string {
   return typeof value === 'string' && value.length <= MAX_FIELD_CHARS ? value : '';
 }
 
-/** The `context` query parameter of the answer URL, bounded; undefined when absent. */
+/** The `context` query parameter of a webhook URL we gave Plivo, bounded; undefined when absent. */
 function answerContext(url: string): string | undefined {
   const queryAt = url.indexOf('?');
   if (queryAt === -1) return undefined;
-  const context = new URLSearchParams(url.slice(queryAt + 1)).get('context');
+  const context = new URLSearchParams(url.slice(queryAt + 1)).get(PLIVO_CONTEXT_PARAM);
   return context !== null && context !== '' && context.length <= MAX_CONTEXT_CHARS ? context : undefined;
+}
+
+/** A non-negative count of seconds off the wire, in milliseconds; null when it is not one. */
+function secondsMs(value: string): number | null {
+  if (!/^\d{1,7}$/.test(value)) return null;
+  return Number(value) * 1000;
 }
 
 /** Plivo writes numbers without the `+` (`14155551234`); routing keys are E.164. */
@@ -148,6 +158,69 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     );
   }
 
+  /** The outbound context of a webhook URL we gave Plivo; undefined for a call we did not place. */
+  function outboundContext(req: FastifyRequest): OutboundContext | undefined {
+    const queryAt = req.url.indexOf('?');
+    const sealed =
+      queryAt === -1 ? null : new URLSearchParams(req.url.slice(queryAt + 1)).get(PLIVO_CONTEXT_PARAM);
+    if (sealed === null) return undefined;
+    const context = intake.outboundContext(sealed);
+    if (context === null) {
+      intake.refused('plivo', 'bad_context');
+      throw new BadRequestError('the call context in this URL is not valid');
+    }
+    return context;
+  }
+
+  async function hangup(req: FastifyRequest, reply: FastifyReply) {
+    const params = readVerified(req);
+    const context = outboundContext(req);
+    const callSid = context ? callUuid(params) : field(params, 'CallUUID');
+    const callStatus = field(params, 'CallStatus');
+    const hangupCause = field(params, 'HangupCause');
+    log.info(
+      {
+        callSid,
+        callStatus: callStatus.slice(0, 32),
+        hangupCause: field(params, 'HangupCauseName') || hangupCause,
+      },
+      'plivo call hung up',
+    );
+    if (context) {
+      const status = plivoFinalStatus(callStatus, hangupCause);
+      if (status === null) {
+        intake.refused('plivo', 'malformed');
+        throw new BadRequestError('CallStatus and HangupCause name no final status');
+      }
+      intake.outboundStatus({
+        carrier: 'plivo',
+        callSid,
+        from: plivoNumber(field(params, 'From').slice(0, 64)),
+        to: plivoNumber(field(params, 'To').slice(0, 64)),
+        context,
+        status,
+        reason: plivoHangupReason(field(params, 'HangupCauseName'), hangupCause),
+        durationMs: secondsMs(field(params, 'Duration')),
+      });
+    }
+    return reply.code(200).send();
+  }
+
+  // The asynchronous machine-detection verdict of an outbound call (machine_detection_url).
+  async function machine(req: FastifyRequest, reply: FastifyReply) {
+    const params = readVerified(req);
+    const callSid = callUuid(params);
+    // Plivo reports no detection time: the session measures it from the answer.
+    const report = plivoVerdict(field(params, 'Machine'));
+    if (report === null) {
+      intake.refused('plivo', 'malformed');
+      throw new BadRequestError('Machine must be true or false');
+    }
+    outboundContext(req);
+    intake.machineVerdict('plivo', callSid, report);
+    return reply.code(200).send();
+  }
+
   async function transfer(req: FastifyRequest, reply: FastifyReply) {
     readVerified(req);
     const to = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1)).get('to') ?? '';
@@ -170,17 +243,8 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     app.post(PLIVO_ANSWER_PATH, options, answer);
     app.post(PLIVO_TRANSFER_PATH, options, transfer);
 
-    app.post(PLIVO_HANGUP_PATH, options, async (req, reply) => {
-      const params = readVerified(req);
-      log.info(
-        {
-          callSid: field(params, 'CallUUID'),
-          hangupCause: field(params, 'HangupCauseName') || field(params, 'HangupCause'),
-        },
-        'plivo call hung up',
-      );
-      return reply.code(200).send();
-    });
+    app.post(PLIVO_HANGUP_PATH, options, hangup);
+    app.post(PLIVO_MACHINE_PATH, options, machine);
 
     app.post(PLIVO_STREAM_STATUS_PATH, options, async (req, reply) => {
       const params = readVerified(req);

@@ -3,11 +3,10 @@
 import { bytesPerMs, type MediaFormat } from '../../audio/format.js';
 import type { CarrierAdapter, CarrierControl, DownlinkRules } from '../../call/carrier-port.js';
 import type { Config } from '../../config/types.js';
-import type { CarrierCallState } from '../call-status.js';
-import { createAppTokenSource } from './app-token.js';
+import { createAppTokenSource, simulatedAppTokenSource } from './app-token.js';
 import { createVonageCodec } from './codec.js';
 import type { ClaimOnce } from './replay-guard.js';
-import { createVonageRest, type VonageMachineDetection, type VonageRest } from './rest.js';
+import { createVonageRest, type VonageRest } from './rest.js';
 import { vonageRoutes } from './routes.js';
 
 const REST_TIMEOUT_MS = 5_000;
@@ -21,30 +20,14 @@ const FRAME_MS = 20;
  */
 export const VONAGE_PACE_AHEAD_MS = 1_000;
 
-export interface VonageOutboundCall {
-  to: string;
-  from: string;
-  /** Opaque outbound context, carried to the call's answer webhook and so to its stream token. */
-  context?: string;
-  machineDetection?: VonageMachineDetection;
-  ringingTimerS?: number;
-}
-
-/** What the dialer needs from Vonage: place a call, read its state, end it. */
-export interface VonageOutbound {
-  originate(call: VonageOutboundCall): Promise<CarrierCallState>;
-  status(callSid: string): Promise<CarrierCallState>;
-  hangup(callSid: string): Promise<void>;
-}
-
-export interface VonageAdapter extends CarrierAdapter {
-  /** Null unless the application id and private key are set. */
-  readonly outbound: VonageOutbound | null;
-}
-
 export interface VonageAdapterDeps {
   /** The shared store's claimOnce, so a replayed webhook is refused on every instance. */
   claimOnce?: ClaimOnce;
+  /**
+   * The built-in simulated carrier API, used when the application and key are not set so hang-up
+   * and transfer work locally; ignored when they are set.
+   */
+  simulatedApiUrl?: string;
   nowMs?: () => number;
   restTimeoutMs?: number;
 }
@@ -55,37 +38,28 @@ export function vonageDownlink(format: MediaFormat): DownlinkRules {
   return { frameBytes, maxMessageBytes: frameBytes, paceAheadMs: VONAGE_PACE_AHEAD_MS };
 }
 
-// The public URL is read per call: a test server learns its port only after listening.
-function outboundFor(rest: VonageRest, config: Config): VonageOutbound {
-  return {
-    originate: (call) => {
-      const publicUrl = config.publicUrl;
-      const query = new URLSearchParams({ direction: 'outbound' });
-      if (call.context !== undefined) query.set('context', call.context);
-      return rest.originate({
-        to: call.to,
-        from: call.from,
-        answerUrl: `${publicUrl}/carriers/vonage/answer?${query}`,
-        eventUrl: `${publicUrl}/carriers/vonage/events`,
-        machineDetection: call.machineDetection,
-        ringingTimerS: call.ringingTimerS,
-      });
-    },
-    status: (callSid) => rest.status(callSid),
-    hangup: (callSid) => rest.hangup(callSid),
-  };
+/** The Voice API with the application's key, else the simulated one; null with neither. */
+export function vonageRestFor(
+  config: Config,
+  opts: { simulatedApiUrl?: string | null; nowMs?: () => number; timeoutMs?: number } = {},
+): VonageRest | null {
+  const { applicationId, privateKey, apiUrl } = config.vonage;
+  const timeoutMs = opts.timeoutMs ?? REST_TIMEOUT_MS;
+  if (applicationId !== null && privateKey !== null) {
+    const token = createAppTokenSource({ applicationId, privateKey, nowMs: opts.nowMs });
+    return createVonageRest({ apiUrl, token, timeoutMs });
+  }
+  if (opts.simulatedApiUrl == null) return null;
+  return createVonageRest({ apiUrl: opts.simulatedApiUrl, token: simulatedAppTokenSource(), timeoutMs });
 }
 
-export function createVonageAdapter(config: Config, deps: VonageAdapterDeps = {}): VonageAdapter {
-  const { applicationId, privateKey, signatureSecrets, apiKey, apiUrl } = config.vonage;
-  const rest =
-    applicationId !== null && privateKey !== null
-      ? createVonageRest({
-          apiUrl,
-          token: createAppTokenSource({ applicationId, privateKey, nowMs: deps.nowMs }),
-          timeoutMs: deps.restTimeoutMs ?? REST_TIMEOUT_MS,
-        })
-      : null;
+export function createVonageAdapter(config: Config, deps: VonageAdapterDeps = {}): CarrierAdapter {
+  const { applicationId, signatureSecrets, apiKey } = config.vonage;
+  const rest = vonageRestFor(config, {
+    simulatedApiUrl: deps.simulatedApiUrl,
+    nowMs: deps.nowMs,
+    timeoutMs: deps.restTimeoutMs,
+  });
   const control: CarrierControl | null = rest && {
     hangup: (callSid) => rest.hangup(callSid),
     transfer: (callSid, target) => rest.transfer(callSid, target),
@@ -96,7 +70,6 @@ export function createVonageAdapter(config: Config, deps: VonageAdapterDeps = {}
     createCodec: createVonageCodec,
     downlink: vonageDownlink,
     control,
-    outbound: rest && outboundFor(rest, config),
     routes: (intake) =>
       vonageRoutes({
         intake,

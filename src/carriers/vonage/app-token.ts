@@ -1,7 +1,7 @@
 // The application JWT Vonage's REST API takes as `Authorization: Bearer` (docs/protocols/vonage.md):
 // RS256 with the application's private key, claims application_id, iat, exp, jti. One token serves
 // every request for a short while, so a burst of hang-ups signs once.
-import { createPrivateKey, type KeyObject, randomUUID } from 'node:crypto';
+import { createPrivateKey, generateKeyPair, type KeyObject, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 
 export interface AppTokenOptions {
@@ -50,5 +50,31 @@ export function createAppTokenSource(opts: AppTokenOptions): AppTokenSource {
       });
     }
     return cached.token;
+  };
+}
+
+/** The application id the simulated Voice API's tokens name. */
+export const SIMULATED_APPLICATION_ID = '00000000-0000-4000-8000-000000000000';
+
+let simulatedKey: Promise<string> | undefined;
+
+/**
+ * Tokens for the built-in simulated Voice API, which knows no application key and checks a token's
+ * shape only: signed with a key made once per process, on the first request.
+ */
+export function simulatedAppTokenSource(): AppTokenSource {
+  simulatedKey ??= new Promise<string>((resolve, reject) => {
+    generateKeyPair('rsa', { modulusLength: 2048 }, (err, _publicKey, privateKey) => {
+      if (err) reject(err);
+      else resolve(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+    });
+  });
+  let source: AppTokenSource | undefined;
+  return async () => {
+    source ??= createAppTokenSource({
+      applicationId: SIMULATED_APPLICATION_ID,
+      privateKey: await simulatedKey!,
+    });
+    return source();
   };
 }

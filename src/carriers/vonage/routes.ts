@@ -1,6 +1,8 @@
 // Vonage's webhooks (docs/protocols/vonage.md): the answer URL (GET by default, POST when so
 // configured) answers with an NCCO that connects the call to our media WebSocket; the event URL
-// takes status events. Both are verified as signed webhooks when a signature secret is set.
+// takes status events, and for an outbound call (its sealed context in the URL's query) reports
+// the final status and the machine-detection results. Both are verified as signed webhooks when a
+// signature secret is set.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MediaFormat } from '../../audio/format.js';
 import { type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
@@ -8,6 +10,8 @@ import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { boundedStatusWord } from '../call-status.js';
 import { CALL_HEADER, CALL_UUID, TOKEN_HEADER } from './codec.js';
 import { connectWebsocketNcco, sayHangupNcco, streamHangupNcco } from './ncco.js';
+import { vonageFinalStatus, vonageVerdict } from './outbound-events.js';
+import { VONAGE_CONTEXT_PARAM } from './placer.js';
 import { type ClaimOnce, inMemoryClaimOnce } from './replay-guard.js';
 import { SIGNATURE_TOLERANCE_MS, verifyVonageSignature } from './signature.js';
 
@@ -163,14 +167,49 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
       const raw = Buffer.isBuffer(req.body) ? req.body : EMPTY;
       await verify(req, raw);
       const event = jsonBody(raw);
-      // Status events are logged; the call itself is run from its media stream.
+      const status = boundedStatusWord(event.status);
+      const subState = boundedStatusWord(event.sub_state);
       req.log.info(
         {
           callSid: CALL_UUID.test(text(event, 'uuid', 64)) ? text(event, 'uuid', 64) : undefined,
-          callStatus: boundedStatusWord(event.status),
+          callStatus: status,
+          ...(subState === 'unknown' ? {} : { subState }),
         },
         'call event',
       );
+      // An inbound call's events are logged; the call itself is run from its media stream.
+      const query = (req.query ?? {}) as Params;
+      if (!Object.hasOwn(query, VONAGE_CONTEXT_PARAM)) return reply.code(204).send();
+      const context = intake.outboundContext(query[VONAGE_CONTEXT_PARAM]);
+      if (context === null) {
+        intake.refused(CARRIER, 'bad_context');
+        throw new BadRequestError('the call context in this URL is not valid');
+      }
+      const callSid = text(event, 'uuid', 64);
+      if (!CALL_UUID.test(callSid)) {
+        intake.refused(CARRIER, 'malformed');
+        throw new BadRequestError('uuid is missing or malformed');
+      }
+      const verdict = vonageVerdict(status, subState);
+      if (verdict !== null) {
+        intake.machineVerdict(CARRIER, callSid, verdict);
+        return reply.code(204).send();
+      }
+      const final = vonageFinalStatus(status);
+      if (final !== null) {
+        const seconds = text(event, 'duration', 16);
+        const detail = boundedStatusWord(event.detail);
+        intake.outboundStatus({
+          carrier: CARRIER,
+          callSid,
+          from: e164(text(event, 'from', MAX_NUMBER_CHARS)),
+          to: e164(text(event, 'to', MAX_NUMBER_CHARS)),
+          context,
+          status: final,
+          reason: detail === 'unknown' ? `Vonage ${status}` : `Vonage ${status} (${detail})`,
+          durationMs: /^\d{1,7}$/.test(seconds) ? Number(seconds) * 1000 : null,
+        });
+      }
       return reply.code(204).send();
     });
   };

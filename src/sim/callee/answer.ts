@@ -1,14 +1,17 @@
 // The simulated callee: who answers an outbound call the simulated carrier API accepted, as the
-// number plan says (plan.ts), and how the carrier tells the server about it. The call rings; the
-// carrier posts its status callbacks; an answered call is announced with the same dialect code
-// `callbridge call` uses (the answer URL, then the media stream it names), with the detection
-// verdict posted alongside; a call that is never answered ends busy, unanswered or failed. A call
-// the server hangs up through the API ends its media stream at once.
+// number plan says (plan.ts), and how the carrier tells the server about it (its line, lines/). The
+// call rings; the carrier posts its progress callbacks; an answered call is announced with the same
+// dialect code `callbridge call` uses (the answer URL, then the media stream it names), with the
+// detection verdicts posted alongside; a call that is never answered ends busy, unanswered or
+// failed. A call the server hangs up through the API ends its media stream at once.
 import type { SimCallLog } from '../carrier-api/call-log.js';
 import type { PlacedSimCall } from '../carrier-api/handler.js';
 import { type CallEvent, createEventLog } from '../carrier/events.js';
 import { runMediaStream } from '../carrier/media-stream.js';
-import { twilioDialect } from '../carrier/dialects/twilio.js';
+import type { CalleeFinal, CalleeLine, CalleeLineFactory } from './line.js';
+import { plivoLine } from './lines/plivo.js';
+import { twilioLine } from './lines/twilio.js';
+import { vonageLine } from './lines/vonage.js';
 import { type Callee, calleeFor } from './plan.js';
 import { calleeSounds } from './sounds.js';
 
@@ -18,6 +21,12 @@ export interface SimCalleeOptions {
    * audio itself: 1 is real time; tests and benchmarks go faster.
    */
   timeScale?: number;
+  /**
+   * The server's webhook secrets, by their environment names (`TWILIO_AUTH_TOKEN`,
+   * `PLIVO_AUTH_TOKEN`, `VONAGE_SIGNATURE_SECRET`, …): the carrier signs its callbacks with them
+   * as the server verifies them. Default: none, callbacks unsigned.
+   */
+  env?: Record<string, string | undefined>;
   /** Each call's end, for tests: who answered and what the callee heard. */
   onCallEnded?(result: SimCalleeResult): void;
   onError?(message: string): void;
@@ -31,53 +40,37 @@ export interface SimCalleeResult {
   status: string;
   /** Agent audio the callee's phone played (μ-law 8 kHz). */
   heard: Buffer;
-  /** The verdict the detection posted, if any. */
+  /** The last verdict the detection posted, if any. */
   verdict: string | null;
 }
 
+/** The carriers whose placed calls the simulated callee answers. */
+const LINES: Readonly<Record<string, CalleeLineFactory>> = Object.freeze({
+  twilio: twilioLine,
+  plivo: plivoLine,
+  vonage: vonageLine,
+});
+
 const CALLBACK_TIMEOUT_MS = 10_000;
-/** How long after the answer detection takes to hear a person (docs/protocols/answering-machine-detection.md: 2-4 s). */
-const HUMAN_VERDICT_MS = 2_500;
-const UNSURE_VERDICT_MS = 6_000;
-const FAX_VERDICT_MS = 2_000;
-/** Detection calls the greeting ended a moment after the beep stops. */
-const BEEP_SETTLE_MS = 300;
 /** A voicemail records until the server hangs up, up to this long. */
 const VOICEMAIL_RECORD_MS = 90_000;
 /** How long a person stays on the line after speaking, at time scale 1. */
 const PERSON_HOLD_MS = 8_000;
-const SIP: Readonly<Record<string, string>> = Object.freeze({
-  busy: '486',
-  'no-answer': '480',
-  failed: '404',
-});
 
 /** Answers what the simulated carrier API places: pass as its `onPlaced`. */
 export function simulatedCallee(opts: SimCalleeOptions = {}) {
   const attempts = new Map<string, number>();
   return (call: PlacedSimCall, calls: SimCallLog): void => {
-    if (call.carrier !== 'twilio') return;
+    const line = Object.hasOwn(LINES, call.carrier) ? LINES[call.carrier] : undefined;
+    if (line === undefined) return;
     const attempt = (attempts.get(call.to) ?? 0) + 1;
     attempts.set(call.to, attempt);
     if (attempts.size > 100_000) attempts.clear();
-    void playTwilioCallee(call, calleeFor(call.to, attempt), calls, opts).catch((err: Error) =>
+    const context = { call, env: opts.env ?? {}, timeoutMs: CALLBACK_TIMEOUT_MS };
+    void playCallee(call, line(context), calleeFor(call.to, attempt), calls, opts).catch((err: Error) =>
       opts.onError?.(`simulated callee of ${call.callSid}: ${err.message}`),
     );
   };
-}
-
-async function post(url: string | null, params: Record<string, string>): Promise<void> {
-  if (url === null) return;
-  try {
-    await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'TwilioProxy/1.1' },
-      body: new URLSearchParams(params).toString(),
-      signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS),
-    });
-  } catch {
-    // A carrier does not retry a status callback the server missed; neither does the simulation.
-  }
 }
 
 /** Resolves true once the server has hung the call up through the API, false after `ms`. */
@@ -86,29 +79,22 @@ async function hungUpWithin(calls: SimCallLog, callSid: string, ms: number): Pro
   return call?.state === 'ended';
 }
 
-async function playTwilioCallee(
+async function playCallee(
   call: PlacedSimCall,
+  line: CalleeLine,
   callee: Callee,
   calls: SimCallLog,
   opts: SimCalleeOptions,
 ): Promise<void> {
   const scale = opts.timeScale ?? 1;
-  const base = {
-    CallSid: call.callSid,
-    AccountSid: call.accountSid,
-    From: call.from,
-    To: call.to,
-    Direction: 'outbound-api',
-    ApiVersion: '2010-04-01',
-  };
-  const status = (word: string, extra: Record<string, string> = {}) => {
+  const progress = (word: 'ringing' | 'in-progress') => {
     calls.update(call.callSid, (record) => {
       record.status = word;
     });
-    return post(call.statusUrl, { ...base, CallStatus: word, ...extra });
+    return line.progress(word);
   };
-  const ended = (
-    word: string,
+  const ended = async (
+    word: CalleeFinal,
     durationS: number,
     heard: Buffer = Buffer.alloc(0),
     verdict: string | null = null,
@@ -119,26 +105,24 @@ async function playTwilioCallee(
       record.durationS = durationS;
     });
     opts.onCallEnded?.({ callSid: call.callSid, to: call.to, callee, status: word, heard, verdict });
+    await line.final(word, durationS);
   };
 
-  await status('initiated');
-  await status('ringing');
+  await line.progress('initiated');
+  await progress('ringing');
   if (await hungUpWithin(calls, call.callSid, callee.ringMs * scale)) {
-    await post(call.statusUrl, { ...base, CallStatus: 'canceled', CallDuration: '0' });
-    ended('canceled', 0);
+    await ended('canceled', 0);
     return;
   }
   if (callee.kind === 'busy' || callee.kind === 'no_answer' || callee.kind === 'unreachable') {
-    const word = callee.kind === 'busy' ? 'busy' : callee.kind === 'no_answer' ? 'no-answer' : 'failed';
-    ended(word, 0);
-    await post(call.statusUrl, { ...base, CallStatus: word, CallDuration: '0', SipResponseCode: SIP[word]! });
+    await ended(callee.kind === 'busy' ? 'busy' : callee.kind === 'no_answer' ? 'no-answer' : 'failed', 0);
     return;
   }
 
   calls.update(call.callSid, (record) => {
     record.state = 'answered';
   });
-  await status('in-progress');
+  await progress('in-progress');
   const answeredAt = Date.now();
   const sounds = calleeSounds();
   const hangup = new AbortController();
@@ -146,49 +130,38 @@ async function playTwilioCallee(
     .waitFor(call.callSid, (c) => c.state === 'ended', VOICEMAIL_RECORD_MS * 2)
     .then((c) => c?.state === 'ended' && hangup.abort());
 
-  const answer = await twilioDialect.announce({
+  const answer = await line.dialect.announce({
     server: new URL(call.answerUrl).origin,
     from: call.from,
     to: call.to,
-    env: {},
+    env: opts.env ?? {},
     timeoutMs: CALLBACK_TIMEOUT_MS,
     signal: hangup.signal,
     outbound: { answerUrl: call.answerUrl, callSid: call.callSid, accountSid: call.accountSid },
   });
   if (answer.kind !== 'stream') {
-    // Twilio plays an application error and hangs up: the call was answered, then completed.
+    // The carrier plays an application error and hangs up: the call was answered, then completed.
     opts.onError?.(
       `answer URL of ${call.callSid}: ${answer.kind === 'failed' ? answer.error : answer.reason}`,
     );
-    ended('completed', 1);
-    await status('completed', { CallDuration: '1' });
+    await ended('completed', 1);
     return;
   }
 
-  // Detection listens from the answer; its verdict comes as the callee would give it away.
-  let verdict: string | null = null;
-  const verdictAt: Record<Callee['kind'], [string, number] | null> = {
-    person: ['human', HUMAN_VERDICT_MS * scale],
-    silent: ['unknown', UNSURE_VERDICT_MS * scale],
-    voicemail: ['machine_end_beep', sounds.beepEndsAtMs + BEEP_SETTLE_MS],
-    fax: ['fax', FAX_VERDICT_MS * scale],
-    busy: null,
-    no_answer: null,
-    unreachable: null,
-  };
-  const planned = call.amdUrl === null ? null : verdictAt[callee.kind];
-  let detection: NodeJS.Timeout | null = null;
   // Detection listens from the moment the media flows, as the callee's audio does.
+  let verdict: string | null = null;
+  const planned = line.verdicts(callee, sounds, scale);
+  const detection: NodeJS.Timeout[] = [];
   const onEvent = (event: CallEvent) => {
-    if (event.type !== 'stream-started' || planned === null || detection !== null) return;
-    detection = setTimeout(() => {
-      verdict = planned[0];
-      void post(call.amdUrl, {
-        ...base,
-        AnsweredBy: planned[0],
-        MachineDetectionDuration: String(Math.round(planned[1])),
-      });
-    }, planned[1]);
+    if (event.type !== 'stream-started' || detection.length > 0) return;
+    for (const step of planned) {
+      detection.push(
+        setTimeout(() => {
+          verdict = step.word;
+          void step.post();
+        }, step.afterMs),
+      );
+    }
   };
 
   const audio =
@@ -215,8 +188,7 @@ async function playTwilioCallee(
     log: createEventLog(onEvent),
     signal: hangup.signal,
   });
-  if (detection) clearTimeout(detection);
+  for (const timer of detection) clearTimeout(timer);
   const durationS = Math.max(1, Math.round((Date.now() - answeredAt) / 1000));
-  ended('completed', durationS, outcome.heard, verdict);
-  await status('completed', { CallDuration: String(durationS) });
+  await ended('completed', durationS, outcome.heard, verdict);
 }

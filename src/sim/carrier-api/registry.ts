@@ -2,10 +2,12 @@
 import { telnyxSimApi } from './carriers/telnyx.js';
 import { plivoSimApi } from './carriers/plivo.js';
 import { twilioSimApi } from './carriers/twilio.js';
+import { vonageSimApi } from './carriers/vonage.js';
 import type { SimCarrierApi } from './handler.js';
 
 export const SIM_CARRIER_APIS: readonly SimCarrierApi[] = Object.freeze([
   twilioSimApi,
   telnyxSimApi,
   plivoSimApi,
+  vonageSimApi,
 ]);

@@ -40,17 +40,15 @@ describe('vonage downlink rules', () => {
 });
 
 describe('vonage adapter', () => {
-  it('has control and outbound calls with the application and key, none without', () => {
+  it('has control with the application and key, none without', () => {
     const configured = createVonageAdapter(
       load({ VONAGE_APPLICATION_ID: APP_ID, VONAGE_PRIVATE_KEY: PRIVATE_PEM }),
     );
     expect(configured.name).toBe('vonage');
     expect(configured.control).not.toBeNull();
-    expect(configured.outbound).not.toBeNull();
     expect(configured.verified).toBe(false);
     const bare = createVonageAdapter(load({ VONAGE_SIGNATURE_SECRET: 'secret-secret-secret' }));
     expect(bare.control).toBeNull();
-    expect(bare.outbound).toBeNull();
     expect(bare.verified).toBe(true);
     expect(bare.verifyUpgrade).toBeUndefined();
   });
@@ -69,34 +67,5 @@ describe('vonage adapter', () => {
     ]);
     const claims = jwt.verify(api.requests[0]!.authorization!.slice(7), publicKey, { algorithms: ['RS256'] });
     expect(claims).toMatchObject({ application_id: APP_ID });
-  });
-
-  it('places outbound calls whose answer URL names them and carries their context', async () => {
-    const api = await startFakeVonageApi();
-    apis.push(api);
-    const adapter = createVonageAdapter(
-      load({
-        VONAGE_APPLICATION_ID: APP_ID,
-        VONAGE_PRIVATE_KEY: PRIVATE_PEM,
-        VONAGE_API_URL: api.url,
-        PUBLIC_URL: 'https://bridge.example.com',
-      }),
-    );
-    const state = await adapter.outbound!.originate({
-      to: '+447700900001',
-      from: '+447700900000',
-      context: 'c 1&x',
-      machineDetection: { behavior: 'continue', mode: 'detect_beep' },
-    });
-    expect(state.status).toBe('queued');
-    const body = JSON.parse(api.requests[0]!.body) as { answer_url: string[]; event_url: string[] };
-    const answer = new URL(body.answer_url[0]!);
-    expect(`${answer.origin}${answer.pathname}`).toBe('https://bridge.example.com/carriers/vonage/answer');
-    expect(Object.fromEntries(answer.searchParams)).toEqual({ direction: 'outbound', context: 'c 1&x' });
-    expect(body.event_url).toEqual(['https://bridge.example.com/carriers/vonage/events']);
-    expect(await adapter.outbound!.status(state.callSid)).toMatchObject({
-      callSid: state.callSid,
-      status: 'in-progress',
-    });
   });
 });

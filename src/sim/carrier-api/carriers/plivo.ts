@@ -1,10 +1,46 @@
-// Plivo's REST API as the simulated carrier answers it (docs/protocols/plivo.md section 8): Basic
-// auth whose Auth ID matches the path, hang-up `DELETE /v1/Account/{id}/Call/{uuid}/` (204; 404 once
-// the call is gone), transfer `POST …/Call/{uuid}/` (202), outbound `POST …/Call/` (201 with a
-// request_uuid), and a call's status `GET …/Call/{uuid}/` (`?status=live` for a live call).
+// Plivo's REST API as the simulated carrier answers it (docs/protocols/plivo.md sections 8 and 9):
+// Basic auth whose Auth ID matches the path, hang-up `DELETE
+// /v1/Account/{id}/Call/{uuid}/` (204; 404 once the call is gone), transfer `POST …/Call/{uuid}/`
+// (202), outbound `POST …/Call/` (201 with a request_uuid; the simulated callee then answers, or
+// not), and a call's status `GET …/Call/{uuid}/` (`?status=live` for a live call). Errors are
+// Plivo's `{api_id, error}`.
+//
+// The simulation names a placed call by its request UUID throughout (real Plivo gives the call its
+// own CallUUID, which the dialer never learns): status and hang-up by the request UUID work here.
 import type { SimApiReply, SimApiRequest, SimCarrierApi } from '../handler.js';
 
 const NOT_FOUND: SimApiReply = { status: 404, body: { api_id: 'sim', error: 'not found' } };
+/** Plivo takes numbers as digits, with or without the `+`. */
+const NUMBER = /^\+?[1-9]\d{1,14}$/;
+const MAX_RING_TIMEOUT_S = 120;
+
+/** A live call's `call_status`, in Plivo's words. */
+const LIVE_STATUS: Readonly<Record<string, string>> = Object.freeze({
+  ringing: 'ringing',
+  'in-progress': 'in-progress',
+});
+/** An ended call's `call_state`, in Plivo's words. */
+const ENDED_STATE: Readonly<Record<string, string>> = Object.freeze({
+  completed: 'ANSWER',
+  busy: 'BUSY',
+  'no-answer': 'NO_ANSWER',
+  failed: 'FAILED',
+  canceled: 'CANCEL',
+});
+
+function badRequest(error: string): SimApiReply {
+  return { status: 400, body: { api_id: 'sim', error } };
+}
+
+function httpUrl(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
 
 function field(body: unknown, key: string): unknown {
   return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[key] : undefined;
@@ -36,6 +72,8 @@ export const plivoSimApi: SimCarrierApi = {
         const known = calls.get(req.params.callSid!);
         if (known?.state === 'ended') return NOT_FOUND;
         calls.record('plivo', req.params.callSid!, 'hangup', req.body, (call) => {
+          // Hanging up a call still ringing cancels it; an answered one completes.
+          if (call.status !== undefined) call.status = call.state === 'ringing' ? 'canceled' : 'completed';
           call.state = 'ended';
         });
         return { status: 204 };
@@ -62,9 +100,53 @@ export const plivoSimApi: SimCarrierApi = {
     {
       method: 'POST',
       path: '/v1/Account/:authId/Call/',
-      handle(req, { calls, newId }) {
+      handle(req, { calls, newId, placed }) {
+        const { body } = req;
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+          return badRequest('the request body must be a JSON object');
+        }
+        const from = field(body, 'from');
+        const to = field(body, 'to');
+        const answerUrl = field(body, 'answer_url');
+        const ringTimeout = field(body, 'ring_timeout');
+        const machineDetection = field(body, 'machine_detection');
+        if (typeof from !== 'string' || !NUMBER.test(from)) return badRequest('from is not a valid number');
+        if (typeof to !== 'string' || !NUMBER.test(to)) return badRequest('to is not a valid number');
+        if (!httpUrl(answerUrl)) return badRequest('answer_url is not a valid URL');
+        for (const key of ['hangup_url', 'machine_detection_url']) {
+          if (field(body, key) !== undefined && !httpUrl(field(body, key))) {
+            return badRequest(`${key} is not a valid URL`);
+          }
+        }
+        if (
+          ringTimeout !== undefined &&
+          !(
+            Number.isInteger(Number(ringTimeout)) &&
+            Number(ringTimeout) > 0 &&
+            Number(ringTimeout) <= MAX_RING_TIMEOUT_S
+          )
+        ) {
+          return badRequest(`ring_timeout must be a whole number of seconds from 1 to ${MAX_RING_TIMEOUT_S}`);
+        }
+        if (machineDetection !== undefined && machineDetection !== 'true' && machineDetection !== 'hangup') {
+          return badRequest('machine_detection must be true or hangup');
+        }
         const requestUuid = newId();
-        calls.record('plivo', requestUuid, 'create', req.body);
+        calls.record('plivo', requestUuid, 'create', body, (call) => {
+          call.status = 'queued';
+        });
+        const hangupUrl = field(body, 'hangup_url');
+        const machineUrl = field(body, 'machine_detection_url');
+        placed({
+          carrier: 'plivo',
+          callSid: requestUuid,
+          accountSid: req.params.authId!,
+          to: `+${to.replace(/^\+/, '')}`,
+          from: `+${from.replace(/^\+/, '')}`,
+          answerUrl,
+          statusUrl: httpUrl(hangupUrl) ? hangupUrl : null,
+          amdUrl: machineDetection !== undefined && httpUrl(machineUrl) ? machineUrl : null,
+        });
         return { status: 201, body: { api_id: 'sim', message: 'call fired', request_uuid: requestUuid } };
       },
     },
@@ -77,12 +159,11 @@ export const plivoSimApi: SimCarrierApi = {
         if (call === undefined || (live && call.state === 'ended') || (!live && call.state !== 'ended')) {
           return NOT_FOUND;
         }
+        // A call answered through a webhook rather than placed here has no status: it is in progress.
+        const status = call.status ?? (call.state === 'ended' ? 'completed' : 'in-progress');
         return live
-          ? { status: 200, body: { call_uuid: call.callSid, call_status: 'in-progress' } }
-          : {
-              status: 200,
-              body: { call_uuid: call.callSid, call_state: 'ANSWER', hangup_cause_name: 'Normal Hangup' },
-            };
+          ? { status: 200, body: { call_uuid: call.callSid, call_status: LIVE_STATUS[status] ?? 'queued' } }
+          : { status: 200, body: { call_uuid: call.callSid, call_state: ENDED_STATE[status] ?? 'ANSWER' } };
       },
     },
   ],

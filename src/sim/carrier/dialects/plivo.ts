@@ -17,7 +17,8 @@ const EXTRA_HEADERS = /^([A-Za-z0-9]+=[A-Za-z0-9]*)(,[A-Za-z0-9]+=[A-Za-z0-9]*)*
 
 type Form = Record<string, string>;
 
-function plivoForm(url: string, params: Form, authToken: string | undefined) {
+/** A form post as Plivo sends it, signed with X-Plivo-Signature-V3 when an auth token is given. */
+export function plivoForm(url: string, params: Form, authToken: string | undefined) {
   const headers: Record<string, string> = {
     'content-type': 'application/x-www-form-urlencoded',
     'user-agent': 'PlivoHTTP',
@@ -42,21 +43,24 @@ export const plivoDialect: SimDialect = {
 
   async announce(call: SimCallSpec): Promise<SimAnswer> {
     const authToken = call.env.PLIVO_AUTH_TOKEN || undefined;
-    const accountId = call.env.PLIVO_AUTH_ID || 'MASIMULATED000000000';
-    const callUuid = randomUUID();
+    const accountId = call.outbound?.accountSid ?? (call.env.PLIVO_AUTH_ID || 'MASIMULATED000000000');
+    // A call the server placed fetches the answer URL it was created with; its hang-up URL is
+    // posted by whoever placed it (src/sim/callee/lines/plivo.ts).
+    const callUuid = call.outbound?.callSid ?? randomUUID();
+    const answerUrl = call.outbound?.answerUrl ?? `${call.server}${ANSWER_PATH}`;
     const params: Form = {
       CallUUID: callUuid,
       RequestUUID: callUuid,
       From: bare(call.from),
       To: bare(call.to),
       CallerName: bare(call.from),
-      Direction: 'inbound',
+      Direction: call.outbound ? 'outbound' : 'inbound',
       CallStatus: 'in-progress',
       Event: 'StartApp',
       BillRate: '0.00850',
     };
     const answer = await postWebhook({
-      ...plivoForm(`${call.server}${ANSWER_PATH}`, params, authToken),
+      ...plivoForm(answerUrl, params, authToken),
       timeoutMs: call.timeoutMs,
       signal: call.signal,
     });
@@ -116,6 +120,7 @@ export const plivoDialect: SimDialect = {
             timeoutMs: call.timeoutMs,
           });
         }
+        if (call.outbound) return;
         await postWebhook({
           ...plivoForm(`${call.server}${HANGUP_PATH}`, ended, authToken),
           timeoutMs: call.timeoutMs,

@@ -230,6 +230,8 @@ class VonageSimStream implements SimStream {
   }
 
   async afterHangup(): Promise<void> {
+    // A call the server placed reports its end to the event URL it gave (src/sim/callee/lines/vonage.ts).
+    if (this.spec.outbound) return;
     const body = JSON.stringify({
       uuid: this.call.uuid,
       conversation_uuid: this.call.conversationUuid,
@@ -273,7 +275,7 @@ export const vonageDialect: SimDialect = {
 
   async announce(spec: SimCallSpec): Promise<SimAnswer> {
     const call: VonageCall = {
-      uuid: randomUUID(),
+      uuid: spec.outbound?.callSid ?? randomUUID(),
       conversationUuid: `CON-${randomUUID()}`,
       from: vonageNumber(spec.from),
       to: vonageNumber(spec.to),
@@ -289,8 +291,12 @@ export const vonageDialect: SimDialect = {
     // The answer URL is fetched with GET: the body the hash covers is empty.
     const jwt = await signVonageWebhook(spec.env, '');
     if (jwt !== undefined) headers.authorization = `Bearer ${jwt}`;
+    // A call the server placed fetches the answer URL it was created with, Vonage's fields added.
+    const answerUrl = spec.outbound
+      ? `${spec.outbound.answerUrl}${spec.outbound.answerUrl.includes('?') ? '&' : '?'}${query}`
+      : `${spec.server}/carriers/vonage/answer?${query}`;
     const answer = await carrierFetch({
-      url: `${spec.server}/carriers/vonage/answer?${query}`,
+      url: answerUrl,
       method: 'GET',
       headers,
       timeoutMs: spec.timeoutMs,

@@ -1,0 +1,73 @@
+// Placing outbound calls through Plivo's Call API (docs/protocols/plivo.md section 9): the
+// call's answer URL is our answer route, so an answered call is bridged exactly as an inbound one;
+// the hang-up URL brings the final status and the machine-detection URL the verdict. The sealed
+// outbound context rides in each URL's query (Plivo signs the URL with its query), so every webhook
+// of the call names its attempt.
+//
+// Plivo answers a create request with a request UUID, not the call's own CallUUID (which first
+// arrives with the call's webhooks): the dialer holds the request UUID, and asks about and hangs
+// up the call by it.
+import { CarrierApiError } from '../../errors.js';
+import type { CarrierCallState } from '../call-status.js';
+import type { CallPlacer, PlaceCallRequest } from '../placer.js';
+import type { PlivoRest } from './rest.js';
+
+/** Seconds Plivo lets the phone ring before the call ends unanswered. */
+export const PLIVO_RING_TIMEOUT_S = 30;
+/** The query parameter of our webhook URLs that carries the sealed outbound context. */
+export const PLIVO_CONTEXT_PARAM = 'context';
+
+export const PLIVO_MACHINE_PATH = '/carriers/plivo/machine';
+
+export interface PlivoPlacerOptions {
+  rest: PlivoRest;
+  /** Base URL Plivo reaches this server at (PUBLIC_URL), read at each call. */
+  publicUrl: () => string;
+  /** Caller ID when a request names none: one of the numbers this server answers. */
+  defaultFrom: string | null;
+}
+
+export function createPlivoPlacer(opts: PlivoPlacerOptions): CallPlacer {
+  const url = (path: string, context: string) =>
+    `${opts.publicUrl().replace(/\/+$/, '')}${path}?${PLIVO_CONTEXT_PARAM}=${encodeURIComponent(context)}`;
+
+  return {
+    carrier: 'plivo',
+
+    async place(request: PlaceCallRequest) {
+      const from = request.from ?? opts.defaultFrom;
+      if (from === null) {
+        throw new CarrierApiError(
+          'plivo',
+          'Plivo create call: no caller ID (give "from", or route a number)',
+          {
+            retryable: false,
+          },
+        );
+      }
+      const placed = await opts.rest.originate({
+        to: request.to,
+        from,
+        answerUrl: url('/carriers/plivo/answer', request.context),
+        hangupUrl: url('/carriers/plivo/hangup', request.context),
+        ringTimeoutSec: PLIVO_RING_TIMEOUT_S,
+        // Plivo reports only machine or not: the end of the greeting is judged from the audio
+        // (docs/protocols/answering-machine-detection.md, section 5).
+        ...(request.detectMachine
+          ? {
+              machineDetection: 'true' as const,
+              machineDetectionUrl: url(PLIVO_MACHINE_PATH, request.context),
+            }
+          : {}),
+      });
+      return { callSid: placed.requestUuid };
+    },
+
+    status(callSid: string): Promise<CarrierCallState> {
+      return opts.rest.status(callSid);
+    },
+
+    // The REST client already takes a 404 as a call that has ended.
+    hangup: (callSid: string) => opts.rest.hangup(callSid),
+  };
+}
