@@ -9,6 +9,8 @@ import { createExotelAdapter } from './exotel/adapter.js';
 import type { CallPlacer } from './placer.js';
 import { createPlivoAdapter } from './plivo/adapter.js';
 import { createTelnyxAdapter } from './telnyx/adapter.js';
+import { createTelnyxPlacer } from './telnyx/placer.js';
+import { createTelnyxRest } from './telnyx/rest.js';
 import { createTwilioAdapter } from './twilio/adapter.js';
 import { createTwilioPlacer } from './twilio/placer.js';
 import { createTwilioRest } from './twilio/rest.js';
@@ -54,6 +56,8 @@ export interface CallPlacerDeps {
 const REST_TIMEOUT_MS = 10_000;
 /** The caller ID of simulated calls when a request names none and no number is routed. */
 export const SIMULATED_CALLER_ID = '+15005550006';
+/** The Call Control application named on simulated Telnyx calls when TELNYX_CONNECTION_ID is not set. */
+export const SIMULATED_TELNYX_CONNECTION_ID = 'simulated';
 
 /** The carriers that can place outbound calls here, the default first. */
 export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): CallPlacer[] {
@@ -79,6 +83,33 @@ export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): Cal
     });
     placers.push(
       createTwilioPlacer({
+        rest,
+        publicUrl: () => config.publicUrl,
+        defaultFrom: routed ?? SIMULATED_CALLER_ID,
+      }),
+    );
+  }
+  const telnyx = config.telnyx;
+  if (telnyx.apiKey !== null) {
+    // Outbound calls need the Call Control application to place them through.
+    if (telnyx.connectionId !== null) {
+      const rest = createTelnyxRest({
+        apiUrl: telnyx.apiUrl,
+        apiKey: telnyx.apiKey,
+        connectionId: telnyx.connectionId,
+        timeoutMs: REST_TIMEOUT_MS,
+      });
+      placers.push(createTelnyxPlacer({ rest, publicUrl: () => config.publicUrl, defaultFrom: routed }));
+    }
+  } else if (simulated !== null) {
+    const rest = createTelnyxRest({
+      apiUrl: simulated,
+      apiKey: 'simulated',
+      connectionId: telnyx.connectionId ?? SIMULATED_TELNYX_CONNECTION_ID,
+      timeoutMs: REST_TIMEOUT_MS,
+    });
+    placers.push(
+      createTelnyxPlacer({
         rest,
         publicUrl: () => config.publicUrl,
         defaultFrom: routed ?? SIMULATED_CALLER_ID,
