@@ -87,6 +87,8 @@ const simulatedCarrierApi =
         // Its callees answer outbound calls as the number plan says (src/sim/callee/plan.ts).
         onPlaced: simulatedCallee({
           timeScale: 1 / (config.simulatedCalleeSpeedup ?? 1),
+          // Telnyx's simulated webhooks are signed when the simulation's key is set beside TELNYX_PUBLIC_KEY.
+          env: process.env,
           onError: (message) => logger.warn({ component: 'simulated-carrier' }, message),
         }),
       })

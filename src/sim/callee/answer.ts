@@ -11,6 +11,17 @@ import { runMediaStream } from '../carrier/media-stream.js';
 import { twilioDialect } from '../carrier/dialects/twilio.js';
 import { type Callee, calleeFor } from './plan.js';
 import { calleeSounds } from './sounds.js';
+import { playTelnyxCallee } from './telnyx.js';
+import {
+  BEEP_SETTLE_MS,
+  CALLBACK_TIMEOUT_MS,
+  FAX_VERDICT_MS,
+  HUMAN_VERDICT_MS,
+  hungUpWithin,
+  PERSON_HOLD_MS,
+  UNSURE_VERDICT_MS,
+  VOICEMAIL_RECORD_MS,
+} from './timing.js';
 
 export interface SimCalleeOptions {
   /**
@@ -21,6 +32,11 @@ export interface SimCalleeOptions {
   /** Each call's end, for tests: who answered and what the callee heard. */
   onCallEnded?(result: SimCalleeResult): void;
   onError?(message: string): void;
+  /**
+   * The server's environment: a carrier whose webhooks the server verifies with a key of its own
+   * (Telnyx) signs them when the simulation's key is in it, as `callbridge call` does.
+   */
+  env?: Record<string, string | undefined>;
 }
 
 export interface SimCalleeResult {
@@ -35,17 +51,6 @@ export interface SimCalleeResult {
   verdict: string | null;
 }
 
-const CALLBACK_TIMEOUT_MS = 10_000;
-/** How long after the answer detection takes to hear a person (docs/protocols/answering-machine-detection.md: 2-4 s). */
-const HUMAN_VERDICT_MS = 2_500;
-const UNSURE_VERDICT_MS = 6_000;
-const FAX_VERDICT_MS = 2_000;
-/** Detection calls the greeting ended a moment after the beep stops. */
-const BEEP_SETTLE_MS = 300;
-/** A voicemail records until the server hangs up, up to this long. */
-const VOICEMAIL_RECORD_MS = 90_000;
-/** How long a person stays on the line after speaking, at time scale 1. */
-const PERSON_HOLD_MS = 8_000;
 const SIP: Readonly<Record<string, string>> = Object.freeze({
   busy: '486',
   'no-answer': '480',
@@ -56,11 +61,13 @@ const SIP: Readonly<Record<string, string>> = Object.freeze({
 export function simulatedCallee(opts: SimCalleeOptions = {}) {
   const attempts = new Map<string, number>();
   return (call: PlacedSimCall, calls: SimCallLog): void => {
-    if (call.carrier !== 'twilio') return;
+    const play =
+      call.carrier === 'twilio' ? playTwilioCallee : call.carrier === 'telnyx' ? playTelnyxCallee : null;
+    if (play === null) return;
     const attempt = (attempts.get(call.to) ?? 0) + 1;
     attempts.set(call.to, attempt);
     if (attempts.size > 100_000) attempts.clear();
-    void playTwilioCallee(call, calleeFor(call.to, attempt), calls, opts).catch((err: Error) =>
+    void play(call, calleeFor(call.to, attempt), calls, opts).catch((err: Error) =>
       opts.onError?.(`simulated callee of ${call.callSid}: ${err.message}`),
     );
   };
@@ -78,12 +85,6 @@ async function post(url: string | null, params: Record<string, string>): Promise
   } catch {
     // A carrier does not retry a status callback the server missed; neither does the simulation.
   }
-}
-
-/** Resolves true once the server has hung the call up through the API, false after `ms`. */
-async function hungUpWithin(calls: SimCallLog, callSid: string, ms: number): Promise<boolean> {
-  const call = await calls.waitFor(callSid, (c) => c.state === 'ended', Math.max(0, ms));
-  return call?.state === 'ended';
 }
 
 async function playTwilioCallee(
