@@ -3,9 +3,11 @@
 // only when asked, no stream yet), the caller ID default, the status words, a hang-up that tolerates
 // an ended call, and Telnyx's refusals classified retryable or not.
 import { afterEach, describe, expect, it } from 'vitest';
+import { buildCallPlacers, SIMULATED_TELNYX_CONNECTION_ID } from '../../../src/carriers/index.js';
 import { decodeClientState } from '../../../src/carriers/telnyx/client-state.js';
 import { createTelnyxPlacer } from '../../../src/carriers/telnyx/placer.js';
 import { createTelnyxRest } from '../../../src/carriers/telnyx/rest.js';
+import { loadConfig } from '../../../src/config/load.js';
 import { CarrierApiError } from '../../../src/errors.js';
 import { classifyOriginateError } from '../../../src/outbound/carrier-errors.js';
 import {
@@ -13,6 +15,7 @@ import {
   type FakeCarrierApi,
   startFakeCarrierApi,
 } from '../../helpers/fake-carrier-api.js';
+import { MINIMAL_PROJECT } from '../../config/project.js';
 
 const CREATED: FakeApiAnswer = {
   status: 200,
@@ -139,5 +142,30 @@ describe('telnyx placer', () => {
     await expect(telnyx.hangup('v3:placed-1')).resolves.toBeUndefined();
     api.respond(() => ({ status: 500, body: {} }));
     expect((await failure(telnyx.hangup('v3:placed-1'))).retryable).toBe(true);
+  });
+});
+
+describe('telnyx among the call placers', () => {
+  const carriers = (env: Record<string, string>, simulatedApiUrl: string | null = null) =>
+    buildCallPlacers(loadConfig(env, { cwd: MINIMAL_PROJECT }), { simulatedApiUrl }).map((p) => p.carrier);
+
+  it('places through Telnyx with an API key and a connection id, Twilio staying the default', () => {
+    expect(carriers({ TELNYX_API_KEY: 'KEY-1', TELNYX_CONNECTION_ID: 'conn-7' })).toEqual(['telnyx']);
+    expect(carriers({ TELNYX_API_KEY: 'KEY-1' })).toEqual([]);
+    expect(carriers({})).toEqual([]);
+    expect(carriers({}, 'http://127.0.0.1:9')).toEqual(['twilio', 'telnyx']);
+    // A key set means the real API: never the simulated one, even with no connection id.
+    expect(carriers({ TELNYX_API_KEY: 'KEY-1' }, 'http://127.0.0.1:9')).toEqual(['twilio']);
+  });
+
+  it('places simulated Telnyx calls on the simulated API, naming a connection', async () => {
+    api = await startFakeCarrierApi(() => CREATED);
+    const [, telnyx] = buildCallPlacers(loadConfig({}, { cwd: MINIMAL_PROJECT }), {
+      simulatedApiUrl: api.url,
+    });
+    await telnyx!.place({ to: '+15550100', from: null, context: CONTEXT, detectMachine: false });
+    const body = JSON.parse(api.requests[0]!.body) as Record<string, unknown>;
+    expect(body).toMatchObject({ connection_id: SIMULATED_TELNYX_CONNECTION_ID });
+    expect(body.from).toMatch(/^\+\d+$/);
   });
 });
