@@ -12,6 +12,7 @@ import { createLogger } from './log.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startLocalAgent } from './sim/agent/server.js';
 import { simulatedCallee } from './sim/callee/answer.js';
+import { TELNYX_SIM_PRIVATE_KEY_VARIABLE } from './sim/carrier/dialects/telnyx-webhooks.js';
 import { startSimulatedCarrierApi } from './sim/carrier-api/server.js';
 import { AnalysisService } from './speech/analysis.js';
 import { warnUnknownThinkModels } from './speech/model-check.js';
@@ -99,6 +100,9 @@ const simulatedCarrierApi =
               VONAGE_SIGNATURE_SECRET: config.vonage.signatureSecrets[0],
               VONAGE_API_KEY: config.vonage.apiKey ?? undefined,
               VONAGE_APPLICATION_ID: config.vonage.applicationId ?? undefined,
+              // Telnyx signs with a private key the server never holds: the simulation's own, when given.
+              TELNYX_PUBLIC_KEY: process.env.TELNYX_PUBLIC_KEY,
+              [TELNYX_SIM_PRIVATE_KEY_VARIABLE]: process.env[TELNYX_SIM_PRIVATE_KEY_VARIABLE],
             },
             onError: (message) => logger.warn({ component: 'simulated-carrier' }, message),
           }),

@@ -11,6 +11,8 @@ import { createPlivoAdapter, PLIVO_REST_TIMEOUT_MS, PLIVO_SIMULATED_AUTH_ID } fr
 import { createPlivoPlacer } from './plivo/placer.js';
 import { createPlivoRest } from './plivo/rest.js';
 import { createTelnyxAdapter } from './telnyx/adapter.js';
+import { createTelnyxPlacer } from './telnyx/placer.js';
+import { createTelnyxRest } from './telnyx/rest.js';
 import { createTwilioAdapter } from './twilio/adapter.js';
 import { createTwilioPlacer } from './twilio/placer.js';
 import { createTwilioRest } from './twilio/rest.js';
@@ -60,6 +62,8 @@ export interface CallPlacerDeps {
 const REST_TIMEOUT_MS = 10_000;
 /** The caller ID of simulated calls when a request names none and no number is routed. */
 export const SIMULATED_CALLER_ID = '+15005550006';
+/** The Call Control application simulated Telnyx calls are placed through when none is configured. */
+export const SIMULATED_TELNYX_CONNECTION_ID = 'simulated';
 
 /** The carriers that can place outbound calls here, the default first. */
 export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): CallPlacer[] {
@@ -91,6 +95,8 @@ export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): Cal
       }),
     );
   }
+  const telnyx = telnyxPlacer(config, simulated, routed);
+  if (telnyx) placers.push(telnyx);
   const plivo = plivoPlacer(config, simulated, routed);
   if (plivo) placers.push(plivo);
   const vonage = vonageRestFor(config, { simulatedApiUrl: simulated, timeoutMs: REST_TIMEOUT_MS });
@@ -105,6 +111,28 @@ export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): Cal
     );
   }
   return placers;
+}
+
+/** Telnyx's placer: its REST API with a key and a Call Control application, else the simulated one. */
+function telnyxPlacer(config: Config, simulated: string | null, routed: string | null): CallPlacer | null {
+  const { apiKey, apiUrl, connectionId } = config.telnyx;
+  const api =
+    apiKey !== null
+      ? // Outbound calls need the Call Control application to place them through.
+        connectionId !== null
+        ? { apiUrl, apiKey, connectionId, defaultFrom: routed }
+        : null
+      : simulated !== null
+        ? {
+            apiUrl: simulated,
+            apiKey: 'simulated',
+            connectionId: connectionId ?? SIMULATED_TELNYX_CONNECTION_ID,
+            defaultFrom: routed ?? SIMULATED_CALLER_ID,
+          }
+        : null;
+  if (api === null) return null;
+  const rest = createTelnyxRest({ ...api, timeoutMs: REST_TIMEOUT_MS });
+  return createTelnyxPlacer({ rest, publicUrl: () => config.publicUrl, defaultFrom: api.defaultFrom });
 }
 
 /** Plivo's placer: its REST API with credentials, else the simulated one; null with neither. */

@@ -1,17 +1,25 @@
 // What callbridge keeps in a Telnyx call's `client_state` (docs/protocols/telnyx.md sections 2
 // and 10): Telnyx returns it, base64 as given, on every later webhook of the call and in the
 // media stream's `start`. It carries the stream token (one more channel besides the media URL's
-// path) and marks a call being declined, so the polite decline needs no state of our own.
+// path), marks a call being declined, so the polite decline needs no state of our own, and holds
+// the sealed outbound context of a call this server placed (docs/protocols/telnyx.md section 9), so
+// every later webhook of the call names its attempt.
 
 export interface ClientState {
   token?: string;
   /** The call is being declined: speak the message once answered, then hang up. */
   decline?: true;
+  /** An outbound call's sealed context (src/call/outbound-context.ts), opened by the call intake. */
+  ctx?: string;
 }
 
-/** Longest client_state read back; ours is a few hundred characters. */
+/**
+ * Longest client_state read back. Ours is a few hundred characters, or about 2,800 with an outbound
+ * context (sealed, at most 2,048 characters, then base64 once more).
+ */
 const MAX_CLIENT_STATE_CHARS = 8192;
 const MAX_TOKEN_CHARS = 4096;
+const MAX_CONTEXT_CHARS = 2048;
 
 export function encodeClientState(state: ClientState): string {
   return Buffer.from(JSON.stringify({ cb: 1, ...state })).toString('base64');
@@ -27,9 +35,12 @@ export function decodeClientState(value: unknown): ClientState | null {
     return null;
   }
   if (typeof parsed !== 'object' || parsed === null || (parsed as { cb?: unknown }).cb !== 1) return null;
-  const { token, decline } = parsed as { token?: unknown; decline?: unknown };
+  const { token, decline, ctx } = parsed as { token?: unknown; decline?: unknown; ctx?: unknown };
   const state: ClientState = {};
   if (typeof token === 'string' && token !== '' && token.length <= MAX_TOKEN_CHARS) state.token = token;
   if (decline === true) state.decline = true;
+  // A context that is there but unreadable stays there, empty: the routes refuse it as forged rather
+  // than take the call for one this server did not place.
+  if (ctx !== undefined) state.ctx = typeof ctx === 'string' && ctx.length <= MAX_CONTEXT_CHARS ? ctx : '';
   return state;
 }

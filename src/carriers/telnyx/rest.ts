@@ -22,11 +22,14 @@ export type TelnyxAmdMode = 'detect' | 'detect_beep' | 'greeting_end' | 'premium
 export interface TelnyxOriginateRequest {
   to: string;
   from: string;
-  /** The media stream URL from `CallIntake.prepare()`. */
-  mediaUrl: string;
+  /**
+   * A media stream to start with the call. Usually absent: the stream token is bound to the call id,
+   * which Telnyx names only in its answer, so the stream is started once the call is answered
+   * (`streamingStart`).
+   */
+  stream?: { mediaUrl: string; codec: TelnyxStreamCodec };
   /** Where Telnyx posts this call's webhooks (`…/carriers/telnyx/events`). */
   webhookUrl: string;
-  codec: TelnyxStreamCodec;
   clientState?: string;
   amd?: TelnyxAmdMode;
   /** Passed as `answering_machine_detection_config` (timeouts and thresholds), as Telnyx names them. */
@@ -50,14 +53,20 @@ export interface TelnyxRest {
   speak(callSid: string, text: string, clientState: string): Promise<void>;
   /** Plays the recording at `audioUrl` (a WAV the carrier fetches) on an answered call. */
   playback(callSid: string, audioUrl: string, clientState: string): Promise<void>;
+  /** Starts the bidirectional media stream of an answered call (an outbound call, once answered). */
+  streamingStart(
+    callSid: string,
+    opts: { mediaUrl: string; codec: TelnyxStreamCodec; clientState: string },
+  ): Promise<void>;
   reject(callSid: string): Promise<void>;
   hangup(callSid: string): Promise<void>;
   transfer(callSid: string, target: string): Promise<void>;
   originate(request: TelnyxOriginateRequest): Promise<TelnyxOriginated>;
   /**
-   * Telnyx tells only whether the call is alive: `in-progress` while it is, `completed` once it has
-   * lasted and ended, `unknown` otherwise (ringing and ended unanswered look alike here; the
-   * call's webhooks tell them apart).
+   * Telnyx tells only whether the call is alive and how long it lasted: `in-progress` while it is
+   * alive (ringing included), `completed` once it has lasted and ended, `failed` once it ended
+   * without lasting (busy, unanswered and failed look alike here; the call's `call.hangup` tells
+   * them apart), `unknown` for a call Telnyx does not know.
    */
   status(callSid: string): Promise<CarrierCallState>;
 }
@@ -175,6 +184,14 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
       });
     },
 
+    async streamingStart(callSid, opts) {
+      await call('start stream', 'POST', action(callSid, 'streaming_start'), {
+        ...telnyxStreamFields(opts.mediaUrl, opts.codec),
+        client_state: opts.clientState,
+        command_id: telnyxCommandId(callSid, 'streaming_start'),
+      });
+    },
+
     async reject(callSid) {
       await call(
         'reject call',
@@ -214,7 +231,7 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
         from: request.from,
         webhook_url: request.webhookUrl,
         webhook_url_method: 'POST',
-        ...telnyxStreamFields(request.mediaUrl, request.codec),
+        ...(request.stream ? telnyxStreamFields(request.stream.mediaUrl, request.stream.codec) : {}),
       };
       if (request.clientState !== undefined) body.client_state = request.clientState;
       if (request.amd !== undefined) body.answering_machine_detection = request.amd;
@@ -257,7 +274,9 @@ export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
       if (data.is_alive) return { callSid, status: 'in-progress', carrierStatus: 'alive' };
       const duration = data.call_duration;
       const lasted = typeof duration === 'number' && duration > 0;
-      return { callSid, status: lasted ? 'completed' : 'unknown', carrierStatus: 'not alive' };
+      return lasted
+        ? { callSid, status: 'completed', carrierStatus: 'ended' }
+        : { callSid, status: 'failed', carrierStatus: 'ended unanswered' };
     },
   };
 }

@@ -1,21 +1,31 @@
 // Telnyx's webhooks (docs/protocols/telnyx.md section 2): `POST /carriers/telnyx/events`,
 // verified with Ed25519 when the public key is set. Telnyx is answered 200 at once; what the event
 // asks for (answering with a media stream, the polite decline) runs after, through the REST API,
-// bounded by its timeout, its failure logged and counted.
+// bounded by its timeout, its failure logged and counted. A call this server placed carries its
+// sealed outbound context in `client_state` (section 9): once answered, it is prepared like an
+// inbound call and its stream started; its hang-up is its final status, and the detection events
+// are its verdict.
 import type { KeyObject } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { MediaFormat } from '../../audio/format.js';
 import { type CallIntake, OBSERVER_HEADER, type PreparedCall } from '../../call/carrier-port.js';
+import type { OutboundContext } from '../../call/outbound-context.js';
 import type { TelnyxStreamCodec } from '../../config/types.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { RecentIds } from '../recent-ids.js';
 import { decodeClientState, encodeClientState } from './client-state.js';
+import {
+  MACHINE_DETECTION_ENDED,
+  MACHINE_GREETING_ENDED,
+  telnyxHangupStatus,
+  telnyxVerdict,
+} from './outbound-events.js';
 import type { TelnyxRest } from './rest.js';
 import { telnyxStreamRate } from './rest.js';
 import { verifyTelnyxSignature } from './signature.js';
-import { readCallFields, readTelnyxWebhook, type TelnyxWebhook } from './webhook.js';
+import { readCallFields, readTelnyxWebhook, type TelnyxCallFields, type TelnyxWebhook } from './webhook.js';
 
 export interface TelnyxRoutesDeps {
   intake: CallIntake;
@@ -37,6 +47,12 @@ const BAD_REQUEST = new BadRequestError('').code;
 /** A repeated `call.initiated` (a retry, or a replay inside the signature's 300 s) is answered once. */
 const REPEAT_MEMORY_MS = 10 * 60_000;
 const REPEAT_MEMORY_ENTRIES = 10_000;
+const MAX_PARTY_CHARS = 64;
+
+/** A bad request counted under its own refusal reason rather than `malformed`. */
+function refusal(message: string, reason: string): Error {
+  return Object.assign(new BadRequestError(message), { refusal: reason });
+}
 
 /** The format the stream will bring for the codec asked for in the answer. */
 export function telnyxMediaFormat(codec: TelnyxStreamCodec): MediaFormat {
@@ -48,6 +64,12 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
   const { intake, rest, metrics } = deps;
   const log = deps.logger.child({ carrier: 'telnyx' });
   const initiated = new RecentIds({
+    ttlMs: REPEAT_MEMORY_MS,
+    maxEntries: REPEAT_MEMORY_ENTRIES,
+    now: deps.now,
+  });
+  // A repeated `call.answered` of an outbound call starts its stream once.
+  const answered = new RecentIds({
     ttlMs: REPEAT_MEMORY_MS,
     maxEntries: REPEAT_MEMORY_ENTRIES,
     now: deps.now,
@@ -145,28 +167,112 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
     return prepared;
   }
 
+  /** Speaks (or plays) the decline; the call is hung up on `call.speak.ended` / `call.playback.ended`. */
+  function declineAnswered(callSid: string, ctx?: string): void {
+    // If the message cannot be played or spoken, the caller is not left on a silent line.
+    const { message, audioUrl } = intake.decline;
+    const state = encodeClientState({ decline: true, ...(ctx === undefined ? {} : { ctx }) });
+    after(audioUrl ? 'play audio' : 'speak', callSid, (api) =>
+      (audioUrl ? api.playback(callSid, audioUrl, state) : api.speak(callSid, message, state)).catch(
+        async (err: unknown) => {
+          await api.hangup(callSid).catch(() => undefined);
+          throw err;
+        },
+      ),
+    );
+  }
+
+  /** The outbound context a call's client state carries; undefined for a call this server did not place. */
+  function outboundOf(
+    webhook: TelnyxWebhook,
+    call: TelnyxCallFields,
+  ): { sealed: string; context: OutboundContext } | undefined {
+    const sealed = decodeClientState(call.clientState)?.ctx;
+    if (sealed === undefined) return undefined;
+    const context = intake.outboundContext(sealed);
+    if (context === null) {
+      throw refusal(
+        `telnyx ${webhook.eventType}: the call context in client_state is not valid`,
+        'bad_context',
+      );
+    }
+    return { sealed, context };
+  }
+
+  /** Our outbound call was answered: prepared as an inbound call is, then its stream started. */
+  function onOutboundAnswered(call: TelnyxCallFields, sealed: string): PreparedCall | undefined {
+    const { callSid } = call;
+    if (answered.seen(callSid)) {
+      log.warn({ callSid }, 'repeated call.answered ignored');
+      return;
+    }
+    if (intake.admit('telnyx') !== 'admitted') {
+      declineAnswered(callSid, sealed);
+      return;
+    }
+    if (rest === null) {
+      log.error({ callSid }, 'TELNYX_API_KEY is not set: the call cannot be bridged');
+      return;
+    }
+    let prepared: PreparedCall;
+    try {
+      prepared = intake.prepare({
+        carrier: 'telnyx',
+        callSid,
+        from: call.from,
+        to: call.to,
+        direction: 'outbound',
+        mediaFormat: telnyxMediaFormat(deps.codec),
+        context: sealed,
+      });
+    } catch (err) {
+      answered.forget(callSid);
+      throw err;
+    }
+    log.info(
+      { callSid, profile: prepared.profile },
+      'telnyx outbound call answered: starting its media stream',
+    );
+    // The context stays in the client state: Telnyx keeps the latest one for the call's later webhooks.
+    const clientState = encodeClientState({ ctx: sealed });
+    after('start stream', callSid, (api) =>
+      api
+        .streamingStart(callSid, { mediaUrl: prepared.mediaUrl, codec: deps.codec, clientState })
+        .catch(async (err: unknown) => {
+          // An answered call with no stream is a silent line: end it rather than leave the callee there.
+          await api.hangup(callSid).catch(() => undefined);
+          throw err;
+        }),
+    );
+    return prepared;
+  }
+
   function onEvent(webhook: TelnyxWebhook): PreparedCall | undefined {
     switch (webhook.eventType) {
       case 'call.initiated':
         return onInitiated(webhook);
       case 'call.answered': {
         const call = readCallFields(webhook);
-        if (decodeClientState(call.clientState)?.decline) {
-          // If the message cannot be played or spoken, the caller is not left on a silent line.
-          const { message, audioUrl } = intake.decline;
-          const state = encodeClientState({ decline: true });
-          after(audioUrl ? 'play audio' : 'speak', call.callSid, (api) =>
-            (audioUrl
-              ? api.playback(call.callSid, audioUrl, state)
-              : api.speak(call.callSid, message, state)
-            ).catch(async (err: unknown) => {
-              await api.hangup(call.callSid).catch(() => undefined);
-              throw err;
-            }),
-          );
-        } else {
-          log.info({ callSid: call.callSid }, 'telnyx call answered');
+        const state = decodeClientState(call.clientState);
+        if (state?.decline) {
+          declineAnswered(call.callSid, state.ctx);
+          return;
         }
+        const outbound = outboundOf(webhook, call);
+        if (outbound) return onOutboundAnswered(call, outbound.sealed);
+        log.info({ callSid: call.callSid }, 'telnyx call answered');
+        return;
+      }
+      case MACHINE_DETECTION_ENDED:
+      case MACHINE_GREETING_ENDED: {
+        const call = readCallFields(webhook);
+        const report = telnyxVerdict(webhook.eventType, webhook.payload.result);
+        if (report === null) {
+          throw new BadRequestError(`telnyx ${webhook.eventType}: payload.result is missing or not a word`);
+        }
+        outboundOf(webhook, call);
+        log.info({ callSid: call.callSid, result: report.raw }, 'telnyx answering-machine detection');
+        intake.machineVerdict('telnyx', call.callSid, report);
         return;
       }
       case 'call.speak.ended':
@@ -183,6 +289,21 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
           { callSid: call.callSid, hangupCause: typeof cause === 'string' ? cause.slice(0, 64) : undefined },
           'telnyx call hung up',
         );
+        const outbound = outboundOf(webhook, call);
+        if (outbound) {
+          const { status, reason } = telnyxHangupStatus(cause);
+          intake.outboundStatus({
+            carrier: 'telnyx',
+            callSid: call.callSid,
+            from: call.from.slice(0, MAX_PARTY_CHARS),
+            to: call.to.slice(0, MAX_PARTY_CHARS),
+            context: outbound.context,
+            status,
+            reason,
+            // Telnyx's times of the call count its ringing too; the call's record has the talk time.
+            durationMs: null,
+          });
+        }
         return;
       }
       case 'streaming.failed': {
@@ -219,7 +340,9 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
         try {
           prepared = onEvent(readTelnyxWebhook(raw));
         } catch (err) {
-          if ((err as { code?: unknown }).code === BAD_REQUEST) intake.refused('telnyx', 'malformed');
+          const { code, refusal: reason } = err as { code?: unknown; refusal?: unknown };
+          if (code === BAD_REQUEST)
+            intake.refused('telnyx', typeof reason === 'string' ? reason : 'malformed');
           throw err;
         }
         if (prepared) reply.header(OBSERVER_HEADER, prepared.observerToken);

@@ -14,6 +14,8 @@ import { twilioLine } from './lines/twilio.js';
 import { vonageLine } from './lines/vonage.js';
 import { type Callee, calleeFor } from './plan.js';
 import { calleeSounds } from './sounds.js';
+import { playTelnyxCallee } from './telnyx.js';
+import { CALLBACK_TIMEOUT_MS, hungUpWithin, PERSON_HOLD_MS, VOICEMAIL_RECORD_MS } from './timing.js';
 
 export interface SimCalleeOptions {
   /**
@@ -51,32 +53,24 @@ const LINES: Readonly<Record<string, CalleeLineFactory>> = Object.freeze({
   vonage: vonageLine,
 });
 
-const CALLBACK_TIMEOUT_MS = 10_000;
-/** A voicemail records until the server hangs up, up to this long. */
-const VOICEMAIL_RECORD_MS = 90_000;
-/** How long a person stays on the line after speaking, at time scale 1. */
-const PERSON_HOLD_MS = 8_000;
-
 /** Answers what the simulated carrier API places: pass as its `onPlaced`. */
 export function simulatedCallee(opts: SimCalleeOptions = {}) {
   const attempts = new Map<string, number>();
   return (call: PlacedSimCall, calls: SimCallLog): void => {
     const line = Object.hasOwn(LINES, call.carrier) ? LINES[call.carrier] : undefined;
-    if (line === undefined) return;
+    // Telnyx answers no URL: its call is announced by webhooks and streams once the server asks.
+    if (line === undefined && call.carrier !== 'telnyx') return;
     const attempt = (attempts.get(call.to) ?? 0) + 1;
     attempts.set(call.to, attempt);
     if (attempts.size > 100_000) attempts.clear();
+    const callee = calleeFor(call.to, attempt);
     const context = { call, env: opts.env ?? {}, timeoutMs: CALLBACK_TIMEOUT_MS };
-    void playCallee(call, line(context), calleeFor(call.to, attempt), calls, opts).catch((err: Error) =>
-      opts.onError?.(`simulated callee of ${call.callSid}: ${err.message}`),
-    );
+    const played =
+      line === undefined
+        ? playTelnyxCallee(call, callee, calls, opts)
+        : playCallee(call, line(context), callee, calls, opts);
+    void played.catch((err: Error) => opts.onError?.(`simulated callee of ${call.callSid}: ${err.message}`));
   };
-}
-
-/** Resolves true once the server has hung the call up through the API, false after `ms`. */
-async function hungUpWithin(calls: SimCallLog, callSid: string, ms: number): Promise<boolean> {
-  const call = await calls.waitFor(callSid, (c) => c.state === 'ended', Math.max(0, ms));
-  return call?.state === 'ended';
 }
 
 async function playCallee(

@@ -34,6 +34,8 @@ export interface PlacedSimCall {
   statusUrl: string | null;
   /** Where the detection verdict goes (Twilio `AsyncAmdStatusCallback`); null: no detection. */
   amdUrl: string | null;
+  /** The client state the call was created with, returned on its webhooks (Telnyx). */
+  clientState?: string | null;
 }
 
 export interface SimApiContext {

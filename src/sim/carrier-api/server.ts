@@ -85,9 +85,14 @@ function ourError(status: number, code: string, message: string): SimApiReply {
   return { status, body: { error: { code, message } } };
 }
 
-/** What `wait=` waits for: the call answered (or where to stream known), something spoken, the call ended. */
+/**
+ * What `wait=` waits for: the call answered (or where to stream known), its stream asked for (an
+ * outbound call, answered already, whose stream starts later), something spoken, the call ended.
+ */
 function readiness(wait: string): ((call: SimCallRecord) => boolean) | undefined {
   if (wait === 'answer') return (call) => call.streamUrl !== undefined || call.state !== 'ringing';
+  if (wait === 'stream')
+    return (call) => call.streamUrl !== undefined || call.spoken.length > 0 || call.state === 'ended';
   if (wait === 'speak') return (call) => call.spoken.length > 0 || call.state === 'ended';
   if (wait === 'end') return (call) => call.state === 'ended';
   return undefined;
@@ -115,7 +120,7 @@ export async function startSimulatedCarrierApi(
     if (wait !== null) {
       const ready = readiness(wait);
       if (ready === undefined)
-        return ourError(400, 'CALLBRIDGE_BAD_REQUEST', 'wait must be answer, speak or end');
+        return ourError(400, 'CALLBRIDGE_BAD_REQUEST', 'wait must be answer, stream, speak or end');
       const requested = Number(url.searchParams.get('timeoutMs') ?? '10000');
       const timeoutMs = Number.isFinite(requested) ? Math.min(Math.max(requested, 0), MAX_WAIT_MS) : 10_000;
       if (waiting >= MAX_WAITS) return ourError(503, 'CALLBRIDGE_UNAVAILABLE', 'too many waits at once');

@@ -19,7 +19,13 @@ export interface SimCallSpec {
    * An outbound call the carrier placed for the server: the answer URL the server gave it (instead
    * of the carrier's fixed voice webhook), the call id it already has, and its direction.
    */
-  outbound?: { answerUrl: string; callSid: string; accountSid: string };
+  outbound?: {
+    answerUrl: string;
+    callSid: string;
+    accountSid: string;
+    /** The client state the call was created with, which the carrier returns (Telnyx). */
+    clientState?: string | null;
+  };
 }
 
 /** What the server sent on the media socket, as the phone acts on it. */

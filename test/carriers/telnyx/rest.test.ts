@@ -171,7 +171,57 @@ describe('telnyx REST client', () => {
     expect(err.message).toBe('telnyx transfer call: HTTP 400');
   });
 
-  it('places an outbound call with the stream fields and answering-machine detection', async () => {
+  it('places an outbound call with answering-machine detection, without a stream by default', async () => {
+    api = await startFakeCarrierApi(() => ({
+      status: 200,
+      body: { data: { call_control_id: 'v3:new', is_alive: false } },
+    }));
+    await client().originate({
+      to: '+15550100',
+      from: '+15550199',
+      webhookUrl: 'https://bridge.example/carriers/telnyx/events',
+      clientState: 'cs',
+      amd: 'greeting_end',
+      amdConfig: { greeting_total_analysis_time_millis: 30000 },
+    });
+    expect(JSON.parse(api.requests[0]!.body)).toEqual({
+      connection_id: '1293384261075731499',
+      to: '+15550100',
+      from: '+15550199',
+      webhook_url: 'https://bridge.example/carriers/telnyx/events',
+      webhook_url_method: 'POST',
+      client_state: 'cs',
+      answering_machine_detection: 'greeting_end',
+      answering_machine_detection_config: { greeting_total_analysis_time_millis: 30000 },
+    });
+  });
+
+  it("starts an answered call's bidirectional stream, with its client state", async () => {
+    api = await startFakeCarrierApi(() => ({ status: 200, body: { data: { result: 'ok' } } }));
+    await client().streamingStart(CALL, { mediaUrl: 'wss://x/m', codec: 'L16', clientState: 'cs' });
+    const [req] = api.requests;
+    expect(req!.path).toBe(`${ACTIONS}/streaming_start`);
+    expect(JSON.parse(req!.body)).toEqual({
+      stream_url: 'wss://x/m',
+      stream_track: 'inbound_track',
+      stream_codec: 'L16',
+      stream_bidirectional_mode: 'rtp',
+      stream_bidirectional_codec: 'L16',
+      stream_bidirectional_sampling_rate: 16000,
+      stream_bidirectional_target_legs: 'self',
+      client_state: 'cs',
+      command_id: telnyxCommandId(CALL, 'streaming_start'),
+    });
+    api.respond(() => ({ status: 422, body: { errors: [{ code: '90018' }] } }));
+    // A stream cannot start on a call that has ended: unlike a hang-up, that is a failure.
+    expect(
+      await rejection(
+        client().streamingStart(CALL, { mediaUrl: 'wss://x/m', codec: 'L16', clientState: 'cs' }),
+      ),
+    ).toMatchObject({ status: 422, carrierCode: '90018', retryable: false });
+  });
+
+  it('places an outbound call with the stream fields when asked to', async () => {
     api = await startFakeCarrierApi(() => ({
       status: 200,
       body: {
@@ -181,9 +231,8 @@ describe('telnyx REST client', () => {
     const placed = await client().originate({
       to: '+15550100',
       from: '+15550199',
-      mediaUrl: 'wss://bridge.example/media/telnyx/i-1/tok',
+      stream: { mediaUrl: 'wss://bridge.example/media/telnyx/i-1/tok', codec: 'PCMA' },
       webhookUrl: 'https://bridge.example/carriers/telnyx/events',
-      codec: 'PCMA',
       clientState: 'cs',
       amd: 'detect_beep',
       timeoutSecs: 30,
@@ -215,9 +264,7 @@ describe('telnyx REST client', () => {
     const request = {
       to: '+1',
       from: '+2',
-      mediaUrl: 'wss://x',
       webhookUrl: 'https://x',
-      codec: 'PCMU' as const,
     };
     expect(await rejection(client(1000, null).originate(request))).toMatchObject({ retryable: false });
     expect(api.requests).toHaveLength(0);
@@ -236,9 +283,13 @@ describe('telnyx REST client', () => {
     });
     expect(api.requests[0]).toMatchObject({ method: 'GET', path: `/v2/calls/${encodeURIComponent(CALL)}` });
     api.respond(() => ({ status: 200, body: { data: { is_alive: false, call_duration: 42 } } }));
-    expect(await client().status(CALL)).toMatchObject({ status: 'completed', carrierStatus: 'not alive' });
+    expect(await client().status(CALL)).toMatchObject({ status: 'completed', carrierStatus: 'ended' });
+    // Ended without lasting: busy, unanswered or failed, which only call.hangup tells apart.
     api.respond(() => ({ status: 200, body: { data: { is_alive: false, call_duration: 0 } } }));
-    expect(await client().status(CALL)).toMatchObject({ status: 'unknown' });
+    expect(await client().status(CALL)).toMatchObject({
+      status: 'failed',
+      carrierStatus: 'ended unanswered',
+    });
     api.respond(() => ({ status: 404, body: { errors: [{ code: '10005' }] } }));
     expect(await client().status(CALL)).toEqual({
       callSid: CALL,

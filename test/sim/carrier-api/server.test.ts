@@ -139,16 +139,16 @@ describe('simulated carrier API: Telnyx', () => {
     const placed = await telnyx().originate({
       to: '+15550100',
       from: '+15550199',
-      mediaUrl: 'ws://x/out',
+      stream: { mediaUrl: 'ws://x/out', codec: 'PCMU' },
       webhookUrl: 'http://127.0.0.1:1/carriers/telnyx/events',
-      codec: 'PCMU',
       amd: 'detect',
     });
     expect(placed.callSid).toMatch(/^v3:sim-/);
+    // Nobody answers here (no callee): the call rings, which Telnyx reads as alive.
     expect(await telnyx().status(placed.callSid)).toEqual({
       callSid: placed.callSid,
-      status: 'unknown',
-      carrierStatus: 'not alive',
+      status: 'in-progress',
+      carrierStatus: 'alive',
     });
     const listed = await getJson('/sim/calls');
     expect((listed.body.calls as Array<Record<string, unknown>>)[0]).toMatchObject({

@@ -5,11 +5,8 @@
 // X-Plivo-Signature-V3 when the server has an auth token.
 import { plivoDialect, plivoForm } from '../../carrier/dialects/plivo.js';
 import type { Callee } from '../plan.js';
+import { HUMAN_VERDICT_MS, MACHINE_VERDICT_MS } from '../timing.js';
 import { type CalleeFinal, type CalleeLineFactory, type PlannedVerdict, postCallback } from '../line.js';
-
-/** How long after the answer detection decides (in real time for a greeting, which is not sped up). */
-const HUMAN_VERDICT_MS = 2_500;
-const MACHINE_VERDICT_MS = 2_000;
 
 /** Plivo's words for each end: `CallStatus`, `HangupCause`, `HangupCauseName`. */
 const ENDS: Readonly<Record<CalleeFinal, [string, string, string]>> = Object.freeze({

@@ -5,14 +5,8 @@
 import { computeTwilioSignature } from '../../../carriers/twilio/signature.js';
 import { twilioDialect } from '../../carrier/dialects/twilio.js';
 import type { Callee } from '../plan.js';
+import { BEEP_SETTLE_MS, FAX_VERDICT_MS, HUMAN_VERDICT_MS, UNSURE_VERDICT_MS } from '../timing.js';
 import { type CalleeLineFactory, type PlannedVerdict, postCallback, SIP_CODES } from '../line.js';
-
-/** How long after the answer detection takes to hear a person (2-4 s on Twilio). */
-const HUMAN_VERDICT_MS = 2_500;
-const UNSURE_VERDICT_MS = 6_000;
-const FAX_VERDICT_MS = 2_000;
-/** Detection calls the greeting ended a moment after the beep stops. */
-const BEEP_SETTLE_MS = 300;
 
 export const twilioLine: CalleeLineFactory = ({ call, env, timeoutMs }) => {
   const authToken = env.TWILIO_AUTH_TOKEN || undefined;

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { signVonageWebhook, vonageDialect } from '../../carrier/dialects/vonage.js';
 import type { Callee } from '../plan.js';
 import { BEEP_MS } from '../sounds.js';
+import { HUMAN_VERDICT_MS, MACHINE_VERDICT_MS } from '../timing.js';
 import {
   type CalleeFinal,
   type CalleeLineFactory,
@@ -13,10 +14,6 @@ import {
   type PlannedVerdict,
   postCallback,
 } from '../line.js';
-
-const HUMAN_VERDICT_MS = 2_500;
-/** Detection calls a greeting a machine's this long after the media starts, in real time. */
-const MACHINE_VERDICT_MS = 2_000;
 
 const PROGRESS: Readonly<Record<CalleeProgress, string>> = Object.freeze({
   initiated: 'started',

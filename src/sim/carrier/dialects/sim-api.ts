@@ -24,11 +24,11 @@ export async function findSimulatedCarrierApi(
   return fromEnv ? fromEnv.replace(/\/+$/, '') : undefined;
 }
 
-/** The call's record once `wait` holds (`answer`, `speak`, `end`), or as it is at the timeout. */
+/** The call's record once `wait` holds (`answer`, `stream`, `speak`, `end`), or as it is at the timeout. */
 export async function waitForSimCall(
   api: string,
   callSid: string,
-  wait: 'answer' | 'speak' | 'end',
+  wait: 'answer' | 'stream' | 'speak' | 'end',
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<SimCallRecord | undefined> {
