@@ -130,7 +130,6 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
     if (admission !== 'admitted') {
       // Declined before any agent is dialed: answered without a stream, the caller hears why
       // (call.answered → speak), then the call is hung up (call.speak.ended → hangup).
-      metrics.callsDeclined.inc({ carrier: 'telnyx', reason: admission });
       log.warn({ callSid, reason: admission }, 'call declined');
       after('answer call', callSid, (api) =>
         api.answer(callSid, { codec: deps.codec, clientState: encodeClientState({ decline: true }) }),
