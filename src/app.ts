@@ -1,6 +1,7 @@
 // buildApp assembles the HTTP and WebSocket surface from a validated config and its dependencies.
 // It never listens, reads the environment or exits: src/main.ts does that.
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import websocket from '@fastify/websocket';
 import Fastify, {
   type FastifyBaseLogger,
@@ -30,6 +31,7 @@ import { type PrewarmedAgent, PrewarmPool } from './call/prewarm.js';
 import type { CallRecord } from './store/call-record.js';
 import { CallRegistry } from './call/registry.js';
 import { MAX_TOKEN_CHARS } from './call/stream-token.js';
+import { VoicemailRecordings } from './call/voicemail-recordings.js';
 import { registerPlaceCallRoutes } from './admin/place-call.js';
 import { MachineVerdicts } from './call/machine-verdicts.js';
 import { buildCallPlacers, buildCarrierAdapters } from './carriers/index.js';
@@ -289,6 +291,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logger: deps.logger.child({ component: 'outbound' }),
   });
   const { prompts } = state;
+  // Fetched once per URL, kept beside the rendered prompts.
+  const voicemailRecordings = new VoicemailRecordings({ cacheDir: join(config.dataDir, 'voicemails') });
   const intake = createCallIntake({
     config,
     dial,
@@ -324,6 +328,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     releaseRemotePrewarm: deps.releaseRemotePrewarm ?? fleet.releaseRemotePrewarm,
     pending: state.pending,
     prompts: (kind, format, opts) => prompts.promptAudio(kind, format, opts),
+    voicemailRecordings: (url, format) => voicemailRecordings.get(url, format),
     saveRecord: (record: CallRecord) => {
       saveRecord(record);
       outboundReports.callRecorded(record);

@@ -143,6 +143,18 @@ describe('the campaign JSON', () => {
       'invalid campaign: amd.voicemail.audioUrl: must be an http or https URL',
     ],
     [
+      { name: 'x', amd: { voicemail: {} } },
+      'invalid campaign: amd.voicemail: mode voicemail needs a voicemail text or audioUrl',
+    ],
+    [
+      { name: 'x', amd: { voicemail: { audioUrl: 'https://me:pw@a.example/v.wav' } } },
+      'invalid campaign: amd.voicemail.audioUrl: must not hold a user name or password',
+    ],
+    [
+      { name: 'x', amd: { voicemail: { audioUrl: 'https://' } } },
+      'invalid campaign: amd.voicemail.audioUrl: must be an http or https URL',
+    ],
+    [
       { name: 'x', breaker: { failureShare: 0 } },
       'invalid campaign: breaker.failureShare: must be a number above 0 and at most 1, got 0',
     ],
