@@ -137,6 +137,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });
+  const placers =
+    deps.placers ?? buildCallPlacers(config, { simulatedApiUrl: deps.simulatedCarrierApi ?? null });
   const carriers =
     deps.carriers ??
     buildCarrierAdapters(config, {
@@ -144,9 +146,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       metrics,
       claimOnce: (key, ttlMs) => deps.store.claimOnce(key, ttlMs),
       ...(deps.simulatedCarrierApi !== undefined ? { simulatedApiUrl: deps.simulatedCarrierApi } : {}),
+      placers,
     });
-  const placers =
-    deps.placers ?? buildCallPlacers(config, { simulatedApiUrl: deps.simulatedCarrierApi ?? null });
   const outboundCalls = placers.length > 0 ? composeOriginator(placers, config.streamTokenSecret) : null;
   const outbound = createOutbound({
     config,
@@ -155,6 +156,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logger: deps.logger,
     originator: deps.originator ?? outboundCalls?.originator ?? null,
     carriers: outboundCalls?.carriers ?? carriers.map((carrier) => carrier.name),
+    carriersWithoutMachineDetection: outboundCalls?.carriersWithoutMachineDetection ?? [],
     // Campaign events reach the operator gateway like webhook events: same body, headers, signature.
     deliver: operatorGatewayNotifier('campaigns', {
       url: config.webhooks.operatorGatewayUrl,

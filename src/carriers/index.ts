@@ -6,6 +6,8 @@ import type { CarrierAdapter } from '../call/carrier-port.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createExotelAdapter } from './exotel/adapter.js';
+import { createExotelPlacer } from './exotel/placer.js';
+import { createExotelRest } from './exotel/rest.js';
 import type { CallPlacer } from './placer.js';
 import { createPlivoAdapter } from './plivo/adapter.js';
 import { createTelnyxAdapter } from './telnyx/adapter.js';
@@ -26,6 +28,8 @@ export interface CarrierAdapterDeps {
    * through their REST API and whose credentials are not set; absent in production.
    */
   simulatedApiUrl?: string;
+  /** The outbound placers, for carriers whose webhooks look a placed call up (Exotel). */
+  placers?: readonly CallPlacer[];
 }
 
 export function buildCarrierAdapters(config: Config, deps: CarrierAdapterDeps): CarrierAdapter[] {
@@ -39,7 +43,9 @@ export function buildCarrierAdapters(config: Config, deps: CarrierAdapterDeps): 
     createTelnyxAdapter(config, rest),
     createPlivoAdapter(config, rest),
     createVonageAdapter(config, deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
-    createExotelAdapter(config),
+    createExotelAdapter(config, {
+      placer: deps.placers?.find((placer) => placer.carrier === 'exotel') ?? null,
+    }),
   ];
 }
 
@@ -54,6 +60,9 @@ export interface CallPlacerDeps {
 const REST_TIMEOUT_MS = 10_000;
 /** The caller ID of simulated calls when a request names none and no number is routed. */
 export const SIMULATED_CALLER_ID = '+15005550006';
+/** The account and flow of simulated Exotel calls when no flow is configured. */
+const SIMULATED_EXOTEL_ACCOUNT = 'callbridgesim1';
+const SIMULATED_EXOTEL_FLOW = `http://my.exotel.com/${SIMULATED_EXOTEL_ACCOUNT}/exoml/start_voice/1`;
 
 /** The carriers that can place outbound calls here, the default first. */
 export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): CallPlacer[] {
@@ -80,6 +89,43 @@ export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): Cal
     placers.push(
       createTwilioPlacer({
         rest,
+        publicUrl: () => config.publicUrl,
+        defaultFrom: routed ?? SIMULATED_CALLER_ID,
+      }),
+    );
+  }
+  const exotel = config.exotel;
+  if (exotel.accountSid && exotel.apiKey && exotel.apiToken) {
+    // Without a flow there is nothing for an answered call to run: Exotel places no calls here.
+    if (exotel.flowUrl !== null) {
+      const rest = createExotelRest({
+        apiUrl: exotel.apiUrl,
+        accountSid: exotel.accountSid,
+        apiKey: exotel.apiKey,
+        apiToken: exotel.apiToken,
+        timeoutMs: REST_TIMEOUT_MS,
+      });
+      placers.push(
+        createExotelPlacer({
+          rest,
+          flowUrl: exotel.flowUrl,
+          publicUrl: () => config.publicUrl,
+          defaultFrom: routed,
+        }),
+      );
+    }
+  } else if (simulated !== null) {
+    const rest = createExotelRest({
+      apiUrl: simulated,
+      accountSid: SIMULATED_EXOTEL_ACCOUNT,
+      apiKey: 'simulated',
+      apiToken: 'simulated',
+      timeoutMs: REST_TIMEOUT_MS,
+    });
+    placers.push(
+      createExotelPlacer({
+        rest,
+        flowUrl: exotel.flowUrl ?? SIMULATED_EXOTEL_FLOW,
         publicUrl: () => config.publicUrl,
         defaultFrom: routed ?? SIMULATED_CALLER_ID,
       }),

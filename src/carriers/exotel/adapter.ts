@@ -6,6 +6,7 @@ import type { CarrierAdapter, DownlinkRules } from '../../call/carrier-port.js';
 import type { Config } from '../../config/types.js';
 import { UnauthorizedError } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
+import type { CallPlacer } from '../placer.js';
 import { createExotelCodec } from './codec.js';
 import { createExotelRest, type ExotelRest } from './rest.js';
 import { exotelRoutes } from './routes.js';
@@ -43,6 +44,8 @@ export interface ExotelAdapter extends CarrierAdapter {
 
 export interface ExotelAdapterDeps {
   restTimeoutMs?: number;
+  /** The placer of Exotel's outbound calls: their contexts, and their status read back. */
+  placer?: Pick<CallPlacer, 'contextOf' | 'status'> | null;
 }
 
 function gcd(a: number, b: number): number {
@@ -113,6 +116,12 @@ export function createExotelAdapter(config: Config, deps: ExotelAdapterDeps = {}
     // ends a call by closing the stream: the Voicebot applet ends and the flow moves on (or hangs up).
     control: null,
     outbound: rest && outboundFor(rest, config),
-    routes: (intake) => exotelRoutes({ intake, upgradeCredentials: credentials, refuseUnverified }),
+    routes: (intake) =>
+      exotelRoutes({
+        intake,
+        upgradeCredentials: credentials,
+        refuseUnverified,
+        placer: deps.placer ?? null,
+      }),
   };
 }

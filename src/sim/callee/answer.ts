@@ -9,6 +9,7 @@ import type { PlacedSimCall } from '../carrier-api/handler.js';
 import { type CallEvent, createEventLog } from '../carrier/events.js';
 import { runMediaStream } from '../carrier/media-stream.js';
 import { twilioDialect } from '../carrier/dialects/twilio.js';
+import { playExotelCallee } from './exotel.js';
 import { type Callee, calleeFor } from './plan.js';
 import { calleeSounds } from './sounds.js';
 
@@ -52,15 +53,29 @@ const SIP: Readonly<Record<string, string>> = Object.freeze({
   failed: '404',
 });
 
+type PlayCallee = (
+  call: PlacedSimCall,
+  callee: Callee,
+  calls: SimCallLog,
+  opts: SimCalleeOptions,
+) => Promise<void>;
+
+/** How each carrier the simulated API places calls for plays its callee. */
+const CALLEES_BY_CARRIER: Readonly<Record<string, PlayCallee>> = Object.freeze({
+  twilio: (call, callee, calls, opts) => playTwilioCallee(call, callee, calls, opts),
+  exotel: (call, callee, calls, opts) => playExotelCallee(call, callee, calls, opts),
+});
+
 /** Answers what the simulated carrier API places: pass as its `onPlaced`. */
 export function simulatedCallee(opts: SimCalleeOptions = {}) {
   const attempts = new Map<string, number>();
   return (call: PlacedSimCall, calls: SimCallLog): void => {
-    if (call.carrier !== 'twilio') return;
+    const play = CALLEES_BY_CARRIER[call.carrier];
+    if (play === undefined) return;
     const attempt = (attempts.get(call.to) ?? 0) + 1;
     attempts.set(call.to, attempt);
     if (attempts.size > 100_000) attempts.clear();
-    void playTwilioCallee(call, calleeFor(call.to, attempt), calls, opts).catch((err: Error) =>
+    void play(call, calleeFor(call.to, attempt), calls, opts).catch((err: Error) =>
       opts.onError?.(`simulated callee of ${call.callSid}: ${err.message}`),
     );
   };

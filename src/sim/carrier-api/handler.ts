@@ -34,6 +34,8 @@ export interface PlacedSimCall {
   statusUrl: string | null;
   /** Where the detection verdict goes (Twilio `AsyncAmdStatusCallback`); null: no detection. */
   amdUrl: string | null;
+  /** The opaque value the server asked to be carried with the call (Exotel `CustomField`). */
+  customField?: string | null;
 }
 
 export interface SimApiContext {
