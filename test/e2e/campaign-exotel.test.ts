@@ -48,7 +48,7 @@ describe('a simulated Exotel campaign end to end', () => {
     expect(single.status).toBe(400);
   });
 
-  it('runs a person, a busy line and an unanswered call to their outcomes', async () => {
+  it('runs a person, a voicemail, a busy line and an unanswered call to their outcomes', async () => {
     const created = await admin('/campaigns', {
       name: 'exotel',
       carrier: 'exotel',
@@ -58,11 +58,11 @@ describe('a simulated Exotel campaign end to end', () => {
     });
     const campaign = (await created.json()) as { id: string };
     expect(created.status, JSON.stringify(campaign)).toBe(201);
-    const phones = ['+12125550100', '+12125550172', '+12125550183'];
+    const phones = ['+12125550100', '+12125550150', '+12125550172', '+12125550183'];
     await admin(`/campaigns/${campaign.id}/contacts`, `phone\n${phones.join('\n')}\n`, 'text/csv');
     expect((await admin(`/campaigns/${campaign.id}/start`, {})).status).toBe(200);
     let contacts: ContactView[] = [];
-    for (let i = 0; i < 600 && !(contacts.length === 3 && contacts.every((c) => c.state === 'done')); i++) {
+    for (let i = 0; i < 600 && !(contacts.length === 4 && contacts.every((c) => c.state === 'done')); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       contacts = (
         (await (await admin(`/campaigns/${campaign.id}/contacts`)).json()) as { contacts: ContactView[] }
@@ -70,6 +70,8 @@ describe('a simulated Exotel campaign end to end', () => {
     }
     expect(Object.fromEntries(contacts.map((c) => [c.phone, c.outcome])), server.output()).toEqual({
       '+12125550100': 'completed',
+      // No detection at Exotel: a voicemail is a conversation the agent has with a machine.
+      '+12125550150': 'completed',
       '+12125550172': 'busy',
       '+12125550183': 'no_answer',
     });

@@ -13,7 +13,10 @@ import { calleeSounds } from './sounds.js';
 import type { SimCalleeOptions } from './answer.js';
 
 const CALLBACK_TIMEOUT_MS = 10_000;
-/** A voicemail records until the server hangs up (closes the stream), up to this long. */
+/**
+ * A voicemail records until the server hangs up (closes the stream), up to this long at time scale
+ * 1: with no detection at Exotel, the agent talks to it until the machine stops recording.
+ */
 const VOICEMAIL_RECORD_MS = 90_000;
 /** How long a person stays on the line after speaking, at time scale 1. */
 const PERSON_HOLD_MS = 8_000;
@@ -118,7 +121,7 @@ export async function playExotelCallee(
       callee.kind === 'person'
         ? PERSON_HOLD_MS * scale
         : callee.kind === 'voicemail'
-          ? VOICEMAIL_RECORD_MS
+          ? VOICEMAIL_RECORD_MS * scale
           : callee.answeredMs * scale,
     openTimeoutMs: CALLBACK_TIMEOUT_MS,
     log: createEventLog(() => {}),
