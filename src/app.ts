@@ -1,6 +1,7 @@
 // buildApp assembles the HTTP and WebSocket surface from a validated config and its dependencies.
 // It never listens, reads the environment or exits: src/main.ts does that.
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import websocket from '@fastify/websocket';
 import Fastify, {
   type FastifyBaseLogger,
@@ -30,6 +31,7 @@ import { type PrewarmedAgent, PrewarmPool } from './call/prewarm.js';
 import type { CallRecord } from './store/call-record.js';
 import { CallRegistry } from './call/registry.js';
 import { MAX_TOKEN_CHARS } from './call/stream-token.js';
+import { VoicemailRecordings } from './call/voicemail-recordings.js';
 import { registerPlaceCallRoutes } from './admin/place-call.js';
 import { MachineVerdicts } from './call/machine-verdicts.js';
 import { buildCallPlacers, buildCarrierAdapters } from './carriers/index.js';
@@ -135,6 +137,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });
+  const placers =
+    deps.placers ?? buildCallPlacers(config, { simulatedApiUrl: deps.simulatedCarrierApi ?? null });
   const carriers =
     deps.carriers ??
     buildCarrierAdapters(config, {
@@ -142,9 +146,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       metrics,
       claimOnce: (key, ttlMs) => deps.store.claimOnce(key, ttlMs),
       ...(deps.simulatedCarrierApi !== undefined ? { simulatedApiUrl: deps.simulatedCarrierApi } : {}),
+      placers,
     });
-  const placers =
-    deps.placers ?? buildCallPlacers(config, { simulatedApiUrl: deps.simulatedCarrierApi ?? null });
   const outboundCalls = placers.length > 0 ? composeOriginator(placers, config.streamTokenSecret) : null;
   const outbound = createOutbound({
     config,
@@ -153,6 +156,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logger: deps.logger,
     originator: deps.originator ?? outboundCalls?.originator ?? null,
     carriers: outboundCalls?.carriers ?? carriers.map((carrier) => carrier.name),
+    carriersWithoutMachineDetection: outboundCalls?.carriersWithoutMachineDetection ?? [],
     // Campaign events reach the operator gateway like webhook events: same body, headers, signature.
     deliver: operatorGatewayNotifier('campaigns', {
       url: config.webhooks.operatorGatewayUrl,
@@ -289,6 +293,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logger: deps.logger.child({ component: 'outbound' }),
   });
   const { prompts } = state;
+  // Fetched once per URL, kept beside the rendered prompts.
+  const voicemailRecordings = new VoicemailRecordings({ cacheDir: join(config.dataDir, 'voicemails') });
   const intake = createCallIntake({
     config,
     dial,
@@ -324,6 +330,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     releaseRemotePrewarm: deps.releaseRemotePrewarm ?? fleet.releaseRemotePrewarm,
     pending: state.pending,
     prompts: (kind, format, opts) => prompts.promptAudio(kind, format, opts),
+    voicemailRecordings: (url, format) => voicemailRecordings.get(url, format),
     saveRecord: (record: CallRecord) => {
       saveRecord(record);
       outboundReports.callRecorded(record);

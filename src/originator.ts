@@ -29,6 +29,8 @@ export interface OutboundCalls {
   place(call: OutboundCall): Promise<{ carrier: string; callSid: string }>;
   /** The carriers that can place calls here, the default first. */
   readonly carriers: readonly string[];
+  /** Those among them with no answering-machine detection. */
+  readonly carriersWithoutMachineDetection: readonly string[];
 }
 
 /** The carrier's status in the outbound room's words. */
@@ -67,6 +69,11 @@ export function composeOriginator(placers: readonly CallPlacer[], secret: string
 
   const place = async (call: OutboundCall) => {
     const placer = placerOf(call.carrier);
+    if (call.amd !== null && !placer.detectsMachines) {
+      throw new BadRequestError(
+        `${placer.carrier} has no answering-machine detection: place the call with amd off (or another carrier)`,
+      );
+    }
     const context: OutboundContext = {
       attemptId: call.attemptId,
       campaignId: call.campaignId,
@@ -108,5 +115,10 @@ export function composeOriginator(placers: readonly CallPlacer[], secret: string
     },
   };
 
-  return { originator, place, carriers: placers.map((placer) => placer.carrier) };
+  return {
+    originator,
+    place,
+    carriers: placers.map((placer) => placer.carrier),
+    carriersWithoutMachineDetection: placers.filter((p) => !p.detectsMachines).map((p) => p.carrier),
+  };
 }

@@ -52,7 +52,10 @@ export class OutboundReports {
     this.#finish(attemptId, outcome, {
       durationMs: record.durationMs,
       answeredBy: record.outbound?.answeredBy ?? null,
-      reason: outcome === 'failed' ? `the call ended: ${record.endReason}` : null,
+      reason:
+        outcome === 'failed'
+          ? `the call ended: ${record.endReason}`
+          : (record.outbound?.voicemail?.problem ?? null),
     });
   }
 

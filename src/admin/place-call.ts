@@ -11,6 +11,7 @@ import type { OutboundAmd } from '../call/outbound-context.js';
 import type { AgentProfile } from '../config/types.js';
 import { BadRequestError, CARRIER_API_ERROR_CODE, UnavailableError } from '../errors.js';
 import { normalizePhone } from '../outbound/phone.js';
+import { voicemailAudioUrlProblem } from '../outbound/voicemail-audio-url.js';
 
 export interface PlaceCallRequest {
   to: string;
@@ -67,24 +68,51 @@ function variablesOf(value: unknown): Record<string, string> {
   return variables;
 }
 
+const AMD_SHAPE =
+  '{"mode": "voicemail"|"hangup"|"off", "voicemail": {"text": …, "audioUrl": "https://…"}} (one or both)';
+
 function amdOf(value: unknown, variables: Record<string, string>): OutboundAmd | null {
   if (value === undefined || value === null || value === false) return null;
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new BadRequestError('amd must be {"mode": "voicemail"|"hangup"|"off", "voicemail": {"text": …}}');
-  }
-  const { mode, voicemail } = value as { mode?: unknown; voicemail?: unknown };
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new BadRequestError(`amd must be ${AMD_SHAPE}`);
+  const { mode, voicemail, ...rest } = value as { mode?: unknown; voicemail?: unknown };
+  const extra = Object.keys(rest)[0];
+  if (extra !== undefined)
+    throw new BadRequestError(`amd: unknown field ${JSON.stringify(extra.slice(0, 40))}`);
   if (mode === 'off') return null;
   if (mode !== 'voicemail' && mode !== 'hangup') {
     throw new BadRequestError('amd.mode must be voicemail, hangup or off');
   }
-  if (mode === 'hangup') return { mode, voicemailText: null, voicemailAudioUrl: null };
-  const text = (voicemail as { text?: unknown } | undefined)?.text;
+  if (mode === 'hangup') {
+    if (voicemail !== undefined) throw new BadRequestError('amd.voicemail is only used with mode voicemail');
+    return { mode, voicemailText: null, voicemailAudioUrl: null };
+  }
+  if (typeof voicemail !== 'object' || voicemail === null || Array.isArray(voicemail)) {
+    throw new BadRequestError('amd.voicemail must be {"text": …} or {"audioUrl": "https://…"}');
+  }
+  const { text, audioUrl, ...others } = voicemail as { text?: unknown; audioUrl?: unknown };
+  const other = Object.keys(others)[0];
+  if (other !== undefined) {
+    throw new BadRequestError(`amd.voicemail: unknown field ${JSON.stringify(other.slice(0, 40))}`);
+  }
+  // With both, the recording plays and the text is what is left when it cannot be.
+  if (audioUrl !== undefined) {
+    const problem = voicemailAudioUrlProblem(audioUrl);
+    if (problem !== null) throw new BadRequestError(`amd.voicemail.audioUrl ${problem}`);
+  }
+  if (text === undefined && audioUrl !== undefined) {
+    return { mode, voicemailText: null, voicemailAudioUrl: audioUrl as string };
+  }
   if (typeof text !== 'string' || text.trim() === '' || text.length > MAX_VOICEMAIL_CHARS) {
     throw new BadRequestError(
-      `amd.voicemail.text must be the message to leave, 1 to ${MAX_VOICEMAIL_CHARS} characters`,
+      `amd.voicemail needs a text (the message, 1 to ${MAX_VOICEMAIL_CHARS} characters) or an audioUrl`,
     );
   }
-  return { mode, voicemailText: renderTemplate(text, variables), voicemailAudioUrl: null };
+  return {
+    mode,
+    voicemailText: renderTemplate(text, variables),
+    voicemailAudioUrl: (audioUrl as string | undefined) ?? null,
+  };
 }
 
 /** The request, validated; every placeholder the call will speak has a value, or it is refused now. */

@@ -13,6 +13,7 @@ import type { Store } from '../store/store.js';
 import type { Admission, CarrierAdapter, LegEvent } from './carrier-port.js';
 import type { CallEventHub } from './events.js';
 import { fallbackAudio, type PromptPlayer } from './fallback-audio.js';
+import type { VoicemailRecordingSource } from './voicemail-recordings.js';
 import type { CallLeg } from './leg.js';
 import { trackLiveness } from './liveness.js';
 import type { PendingStreams } from './pending-streams.js';
@@ -58,6 +59,8 @@ export interface MediaSocketDeps {
   pending?: PendingStreams;
   /** The fixed prompts (rendered, else bundled) a caller hears without an agent. */
   prompts?: PromptPlayer;
+  /** The pre-recorded voicemails of outbound calls (`amd.voicemail.audioUrl`). */
+  voicemailRecordings?: VoicemailRecordingSource;
 }
 
 /** WebSocket close codes used on media streams (RFC 6455 section 7.4.1). */
@@ -267,6 +270,7 @@ export function handleMediaSocket(
         ? fallbackAudio(profile.fallback.audioFile, start.mediaFormat)
         : null,
       ...(deps.prompts ? { prompts: deps.prompts } : {}),
+      ...(deps.voicemailRecordings ? { voicemailRecordings: deps.voicemailRecordings } : {}),
       onEnded: (ended: CallSession, record: CallRecord) => {
         deps.registry.remove(ended);
         deps.saveRecord({ ...record, instance: config.instanceId, region: config.region });

@@ -30,8 +30,9 @@ import type { PromptPlayer } from './fallback-audio.js';
 import { functionLabel, runFunction } from './functions.js';
 import type { CallLeg } from './leg.js';
 import type { OutboundContext } from './outbound-context.js';
-import type { CallRecord } from '../store/call-record.js';
+import type { CallRecord, VoicemailRecord } from '../store/call-record.js';
 import { SilenceMonitor } from './silence.js';
+import type { VoicemailRecordingSource } from './voicemail-recordings.js';
 
 export type { EndReason } from './call-log.js';
 
@@ -113,6 +114,8 @@ export interface CallDeps {
    * message when the profile has no recording of its own, the goodbye of a drain with no agent.
    */
   prompts?: PromptPlayer;
+  /** Outbound calls: the pre-recorded voicemails of `amd.voicemail.audioUrl`, fetched once. */
+  voicemailRecordings?: VoicemailRecordingSource;
   onEnded(session: CallSession, record: CallRecord): void;
   /** Time and timers; the process clock unless a test gives its own. */
   clock?: Clock;
@@ -148,6 +151,8 @@ export class CallSession {
   #agentFirstAudioPending = true;
   /** When the caller last stopped speaking, until the agent's answer starts to play. */
   #callerSpeechEndedAt: number | null = null;
+  /** A machine's call: how its voicemail was left, or why none was. */
+  #voicemail: VoicemailRecord | null = null;
 
   constructor(
     readonly info: CallInfo,
@@ -419,6 +424,7 @@ export class CallSession {
         attempt: outbound.attemptId,
         answeredBy: verdict === null ? null : verdict.verdict === 'fax' ? 'machine' : verdict.verdict,
         amdVerdict: verdict?.raw ?? null,
+        ...(this.#voicemail ? { voicemail: this.#voicemail } : {}),
       },
     };
   }
@@ -429,27 +435,91 @@ export class CallSession {
         this.end('machine');
         return;
       case 'leave_message':
-        void this.#leaveMessage(decision.text);
+        void this.#leaveMessage(decision.text, decision.audioUrl);
         return;
       default:
         return;
     }
   }
 
-  /** Speaks the voicemail after the beep, waits until it was heard, then hangs up. */
-  async #leaveMessage(text: string | null): Promise<void> {
+  /**
+   * Leaves the voicemail after the beep, then hangs up once it was heard: the recording at the
+   * campaign's audio URL; else its text as a rendered prompt (config/prompts.json); else the text
+   * spoken by the agent. Nothing to leave (a recording that cannot be played and no text) hangs up
+   * as `machine`, the reason in the record.
+   */
+  async #leaveMessage(text: string | null, audioUrl: string | null): Promise<void> {
     if (!this.#startFinishing('voicemail_left')) return;
+    let problem: string | null = null;
+    if (audioUrl !== null) {
+      const recording = await this.#voicemailRecording(audioUrl);
+      if ('audio' in recording) {
+        await this.#playMessage(recording.audio, 'recording', null);
+        return;
+      }
+      problem = recording.problem;
+      this.logger.warn(
+        { problem, fallback: text ? 'text' : 'hangup' },
+        'the voicemail recording cannot be played',
+      );
+    }
+    if (this.isEnding) return;
     if (text === null || text.trim() === '') {
-      this.logger.warn('a machine answered but the campaign has no voicemail text: hanging up');
+      this.#voicemail = { left: null, problem: problem ?? 'the call has no voicemail text' };
+      this.logger.warn(
+        { problem: this.#voicemail.problem },
+        'a machine answered but no voicemail can be left: hanging up',
+      );
       this.end('machine');
       return;
     }
+    const rendered = await this.#renderedVoicemail(text);
+    if (rendered) {
+      await this.#playMessage(rendered, 'rendered', problem);
+      return;
+    }
+    if (this.isEnding) return;
     if ((await this.#sayFarewell(text)) === 'refused') {
+      this.#voicemail = { left: null, problem: 'the agent refused to speak the voicemail' };
       this.logger.warn('the agent refused to speak the voicemail: hanging up');
       this.end('machine');
       return;
     }
+    this.#voicemail = { left: 'agent', problem };
     await this.#downlink.lastWordsHeard(VOICEMAIL_CAP_MS);
+    this.end('voicemail_left');
+  }
+
+  async #voicemailRecording(url: string): Promise<{ audio: Buffer } | { problem: string }> {
+    const source = this.#deps.voicemailRecordings;
+    if (!source) return { problem: 'this server plays no voicemail recordings' };
+    return source(url, this.info.mediaFormat);
+  }
+
+  /** The text as a rendered prompt, or null when prompts are not rendered (or the render failed). */
+  async #renderedVoicemail(text: string): Promise<Buffer | null> {
+    try {
+      return (await this.#deps.prompts?.('voicemail', this.info.mediaFormat, { text })) ?? null;
+    } catch (err) {
+      this.logger.warn(
+        { err: (err as Error).message },
+        'could not render the voicemail: the agent speaks it',
+      );
+      return null;
+    }
+  }
+
+  /** Plays the message itself (the agent has nothing more to say here), and hangs up once it was heard. */
+  async #playMessage(audio: Buffer, left: 'recording' | 'rendered', problem: string | null): Promise<void> {
+    if (this.isEnding) return;
+    this.#voicemail = { left, problem };
+    // Closed now, the agent cannot talk over the message.
+    this.#link.close();
+    this.#downlink.play(audio);
+    const heard = await this.#downlink.untilHeard(
+      Math.min(this.#downlink.pendingMs() + FALLBACK_SLACK_MS, VOICEMAIL_CAP_MS),
+    );
+    if (heard === 'timeout') this.logger.warn('the carrier never confirmed the voicemail was played');
     this.end('voicemail_left');
   }
 

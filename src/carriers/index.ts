@@ -6,6 +6,8 @@ import type { CarrierAdapter } from '../call/carrier-port.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createExotelAdapter } from './exotel/adapter.js';
+import { createExotelPlacer } from './exotel/placer.js';
+import { createExotelRest } from './exotel/rest.js';
 import type { CallPlacer } from './placer.js';
 import { createPlivoAdapter, PLIVO_REST_TIMEOUT_MS, PLIVO_SIMULATED_AUTH_ID } from './plivo/adapter.js';
 import { createPlivoPlacer } from './plivo/placer.js';
@@ -31,6 +33,8 @@ export interface CarrierAdapterDeps {
    * through their REST API and whose credentials are not set; absent in production.
    */
   simulatedApiUrl?: string;
+  /** The outbound placers, for carriers whose webhooks look a placed call up (Exotel). */
+  placers?: readonly CallPlacer[];
 }
 
 export function buildCarrierAdapters(config: Config, deps: CarrierAdapterDeps): CarrierAdapter[] {
@@ -47,7 +51,9 @@ export function buildCarrierAdapters(config: Config, deps: CarrierAdapterDeps): 
       ...(deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
       ...(deps.simulatedApiUrl !== undefined ? { simulatedApiUrl: deps.simulatedApiUrl } : {}),
     }),
-    createExotelAdapter(config),
+    createExotelAdapter(config, {
+      placer: deps.placers?.find((placer) => placer.carrier === 'exotel') ?? null,
+    }),
   ];
 }
 
@@ -64,6 +70,9 @@ const REST_TIMEOUT_MS = 10_000;
 export const SIMULATED_CALLER_ID = '+15005550006';
 /** The Call Control application simulated Telnyx calls are placed through when none is configured. */
 export const SIMULATED_TELNYX_CONNECTION_ID = 'simulated';
+/** The account and flow of simulated Exotel calls when no flow is configured. */
+const SIMULATED_EXOTEL_ACCOUNT = 'callbridgesim1';
+const SIMULATED_EXOTEL_FLOW = `http://my.exotel.com/${SIMULATED_EXOTEL_ACCOUNT}/exoml/start_voice/1`;
 
 /** The carriers that can place outbound calls here, the default first. */
 export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): CallPlacer[] {
@@ -110,7 +119,34 @@ export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): Cal
       }),
     );
   }
+  const exotel = exotelPlacer(config, simulated, routed);
+  if (exotel) placers.push(exotel);
   return placers;
+}
+
+/** Exotel's placer: its REST API with credentials and a flow, else the simulated one. */
+function exotelPlacer(config: Config, simulated: string | null, routed: string | null): CallPlacer | null {
+  const { accountSid, apiKey, apiToken, apiUrl, flowUrl } = config.exotel;
+  if (accountSid && apiKey && apiToken) {
+    // Without a flow there is nothing for an answered call to run: Exotel places no calls here.
+    if (flowUrl === null) return null;
+    const rest = createExotelRest({ apiUrl, accountSid, apiKey, apiToken, timeoutMs: REST_TIMEOUT_MS });
+    return createExotelPlacer({ rest, flowUrl, publicUrl: () => config.publicUrl, defaultFrom: routed });
+  }
+  if (simulated === null) return null;
+  const rest = createExotelRest({
+    apiUrl: simulated,
+    accountSid: SIMULATED_EXOTEL_ACCOUNT,
+    apiKey: 'simulated',
+    apiToken: 'simulated',
+    timeoutMs: REST_TIMEOUT_MS,
+  });
+  return createExotelPlacer({
+    rest,
+    flowUrl: flowUrl ?? SIMULATED_EXOTEL_FLOW,
+    publicUrl: () => config.publicUrl,
+    defaultFrom: routed ?? SIMULATED_CALLER_ID,
+  });
 }
 
 /** Telnyx's placer: its REST API with a key and a Call Control application, else the simulated one. */

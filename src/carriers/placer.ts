@@ -15,9 +15,16 @@ export interface PlaceCallRequest {
 
 export interface CallPlacer {
   readonly carrier: string;
+  /** Whether the carrier can tell a person from an answering machine (`detectMachine` is honoured). */
+  readonly detectsMachines: boolean;
   /** Asks the carrier to place the call; resolves with its call id once it accepted. */
   place(request: PlaceCallRequest): Promise<{ callSid: string }>;
   status(callSid: string): Promise<CarrierCallState>;
   /** Ends the call whatever its state; an already-ended call is not an error. */
   hangup(callSid: string): Promise<void>;
+  /**
+   * The sealed context of a call placed here lately, for a carrier whose webhooks may not carry it
+   * back (Exotel's applet request); null when this instance did not place the call or forgot it.
+   */
+  contextOf?(callSid: string): string | null;
 }

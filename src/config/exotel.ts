@@ -1,8 +1,9 @@
 // The Exotel variables (docs/protocols/exotel.md): the account and its API key and token, for REST
-// and for Basic auth on the media upgrade. Each bad value is a one-line error.
+// and for Basic auth on the media upgrade, and the flow outbound calls run once answered. Each bad
+// value is a one-line error.
 import { type Env, envError, envString, envUrl } from './env.js';
 import type { ExotelConfig } from './types.js';
-import { BASE_URL } from './urls.js';
+import { BASE_URL, ENDPOINT_URL } from './urls.js';
 
 const ACCOUNT_SID = /^[A-Za-z0-9_-]{1,64}$/;
 // The key is the user name of Basic auth, so it may not hold a colon.
@@ -35,5 +36,7 @@ export function readExotel(env: Env, nodeEnv: string): ExotelConfig {
     );
   }
   const apiUrl = envUrl(env, 'EXOTEL_API_URL', BASE_URL(['http', 'https'])) ?? 'https://api.exotel.com';
-  return { accountSid, apiKey, apiToken, apiUrl };
+  // The flow holding the Voicebot applet: `http://my.exotel.com/{sid}/exoml/start_voice/{app_id}`.
+  const flowUrl = envUrl(env, 'EXOTEL_FLOW_URL', ENDPOINT_URL(['http', 'https'])) ?? null;
+  return { accountSid, apiKey, apiToken, apiUrl, flowUrl };
 }

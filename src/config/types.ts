@@ -240,4 +240,6 @@ export interface ExotelConfig {
   apiKey: string | null;
   apiToken: string | null;
   apiUrl: string;
+  /** The Exotel flow (holding the Voicebot applet) an outbound call runs once answered; null: no outbound calls. */
+  flowUrl: string | null;
 }

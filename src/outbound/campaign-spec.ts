@@ -8,6 +8,7 @@ import { describeFieldErrors, type FieldError, schemaErrors } from './field-erro
 import { normalizePhone } from './phone.js';
 import { type CampaignSpec, RETRY_ON, WEEKDAYS } from '../store/campaign-records.js';
 import { ianaZone } from './timezone.js';
+import { MAX_VOICEMAIL_AUDIO_URL_CHARS, voicemailAudioUrlProblem } from './voicemail-audio-url.js';
 import { windowProblem } from './windows.js';
 
 export const CAMPAIGN_LIMITS = {
@@ -102,7 +103,7 @@ export const CampaignInput = Type.Object(
             Type.Object(
               {
                 text: Type.Optional(Text(L.maxVoicemailChars)),
-                audioUrl: Type.Optional(Text(2_048)),
+                audioUrl: Type.Optional(Text(MAX_VOICEMAIL_AUDIO_URL_CHARS)),
               },
               closed,
             ),
@@ -138,8 +139,10 @@ export interface CampaignSpecContext {
   profiles: Readonly<Record<string, AgentProfile>>;
   /** Used when the campaign names no profile. */
   defaultProfile: string;
-  /** Carriers that can place calls here; a campaign may name one of them. */
+  /** Carriers that can place calls here, the default first; a campaign may name one of them. */
   carriers: readonly string[];
+  /** Carriers among them with no answering-machine detection: a campaign asking for it is refused. */
+  carriersWithoutMachineDetection?: readonly string[];
 }
 
 /** The validated campaign with its defaults; throws BadRequestError naming every bad field. */
@@ -189,11 +192,15 @@ export function campaignSpec(body: unknown, context: CampaignSpecContext): Campa
   if (mode !== 'voicemail' && voicemail !== null) {
     errors.push({ field: 'amd.voicemail', problem: `is only used with mode voicemail, not ${mode}` });
   }
-  if (voicemail?.text !== undefined && voicemail.audioUrl !== undefined) {
-    errors.push({ field: 'amd.voicemail', problem: 'give a text or an audioUrl, not both' });
-  }
-  if (voicemail?.audioUrl !== undefined && !isHttpUrl(voicemail.audioUrl)) {
-    errors.push({ field: 'amd.voicemail.audioUrl', problem: 'must be an http or https URL' });
+  const audioUrlProblem =
+    voicemail?.audioUrl === undefined ? null : voicemailAudioUrlProblem(voicemail.audioUrl);
+  if (audioUrlProblem !== null) errors.push({ field: 'amd.voicemail.audioUrl', problem: audioUrlProblem });
+  const carrier = input.carrier ?? context.carriers[0];
+  if (mode !== 'off' && carrier !== undefined && context.carriersWithoutMachineDetection?.includes(carrier)) {
+    errors.push({
+      field: 'amd.mode',
+      problem: `${carrier} has no answering-machine detection: set amd.mode to off for a campaign through ${carrier}`,
+    });
   }
 
   if (errors.length > 0) throw new BadRequestError(describeFieldErrors('invalid campaign', errors));
@@ -219,10 +226,4 @@ export function campaignSpec(body: unknown, context: CampaignSpecContext): Campa
       minCalls: input.breaker?.minCalls ?? CAMPAIGN_DEFAULTS.minCalls,
     },
   };
-}
-
-function isHttpUrl(text: string): boolean {
-  if (!URL.canParse(text)) return false;
-  const { protocol, hostname } = new URL(text);
-  return (protocol === 'http:' || protocol === 'https:') && hostname !== '';
 }

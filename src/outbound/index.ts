@@ -23,6 +23,8 @@ export interface OutboundDeps {
   originator: Originator | null;
   /** Carriers a campaign may name. */
   carriers: readonly string[];
+  /** Carriers among them with no answering-machine detection. */
+  carriersWithoutMachineDetection?: readonly string[];
   /** Delivers campaign events to the operator gateway (the webhook gateway's notifier). */
   deliver: DeliverToGateway;
   instanceId: string;
@@ -56,6 +58,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     profiles: deps.config.profiles,
     defaultProfile: deps.config.numbers.default,
     carriers: deps.carriers,
+    carriersWithoutMachineDetection: deps.carriersWithoutMachineDetection ?? [],
     logger,
     clock,
     dialer,

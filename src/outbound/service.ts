@@ -35,6 +35,8 @@ export interface CampaignServiceDeps {
   profiles: Readonly<Record<string, AgentProfile>>;
   defaultProfile: string;
   carriers: readonly string[];
+  /** Carriers among them with no answering-machine detection: a campaign with detection on is refused. */
+  carriersWithoutMachineDetection?: readonly string[];
   logger: Logger;
   clock: DialerClock;
   /** null: no carrier can place calls here, so campaigns can be prepared but not started. */
@@ -51,6 +53,7 @@ export class CampaignService {
       profiles: this.deps.profiles,
       defaultProfile: this.deps.defaultProfile,
       carriers: this.deps.carriers,
+      carriersWithoutMachineDetection: this.deps.carriersWithoutMachineDetection ?? [],
     });
     const record: CampaignRecord = {
       id: `cmp_${randomBytes(10).toString('hex')}`,

@@ -92,6 +92,15 @@ export interface OutboundRecord {
   answeredBy: 'human' | 'machine' | 'unknown' | null;
   /** The carrier's own verdict (`machine_end_beep`, `not_sure`, `timeout`, …). */
   amdVerdict: string | null;
+  /** A machine answered and a voicemail was asked for: how it was left, or why it was not. */
+  voicemail?: VoicemailRecord;
+}
+
+export interface VoicemailRecord {
+  /** `recording`: the audio URL's file; `rendered`: the text as a rendered prompt; `agent`: spoken; null: none. */
+  left: 'recording' | 'rendered' | 'agent' | null;
+  /** Why the recording, or any message, could not be played (the call fell back, or hung up). */
+  problem: string | null;
 }
 
 export interface CallRecordQuery {

@@ -2,12 +2,18 @@
 // with the simulated carrier API, whose callee answers as the number plan says and posts the
 // verdict; the built-in local agent speaks. The agent never talks over a voicemail greeting; on a
 // person it speaks at once; on a machine the voicemail plays after the beep, is heard to its end,
-// and the call hangs up; an unsure verdict is a person.
+// and the call hangs up; an unsure verdict is a person. A pre-recorded voicemail (`audioUrl`) is
+// fetched once and heard whole; one that cannot be fetched falls back to the text, or hangs up.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalAgent, type LocalAgent } from '../../src/sim/agent/server.js';
 import { type SimCalleeResult, simulatedCallee } from '../../src/sim/callee/answer.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
+import { decodeMulaw, encodeMulaw } from '../../src/audio/codec.js';
+import { writeWavMulaw } from '../../src/audio/wav.js';
 import type { CallRecord } from '../../src/store/call-record.js';
+import { freePort } from '../helpers/free-port.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const TOKEN = 'admin-token-for-amd-tests';
@@ -15,13 +21,36 @@ let agent: LocalAgent;
 let sim: SimulatedCarrierApi;
 let server: TestServer;
 const ended = new Map<string, (result: SimCalleeResult) => void>();
+/** The operator's recordings: 1.2 s of a rising tone as μ-law 8 kHz WAV, and a file that is no WAV. */
+// Decoded and encoded once: μ-law's two zeros read as one sample, so the file plays back byte for byte.
+const MESSAGE = encodeMulaw(
+  decodeMulaw(
+    encodeMulaw(
+      Int16Array.from({ length: 9600 }, (_, i) =>
+        Math.round(8000 * Math.sin((2 * Math.PI * (300 + i / 20) * i) / 8000)),
+      ),
+    ),
+  ),
+);
+let files: Server;
+let filesUrl: string;
+const fetched: string[] = [];
 
 beforeAll(async () => {
   agent = await startLocalAgent({ apiKeys: ['local'] });
+  files = createServer((req, res) => {
+    fetched.push(req.url ?? '');
+    if (req.url === '/message.wav')
+      res.writeHead(200, { 'content-type': 'audio/wav' }).end(writeWavMulaw(MESSAGE));
+    else if (req.url === '/notes.txt') res.writeHead(200, { 'content-type': 'text/plain' }).end('not a wav');
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
+  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
   sim = await startSimulatedCarrierApi({
     onPlaced: simulatedCallee({
       timeScale: 0.1,
-      onCallEnded: (result) => ended.get(result.callSid)?.(result),
+      onCallEnded: (result) => (ended.get(result.callSid) ?? ended.get(`campaign ${result.to}`))?.(result),
     }),
   });
   server = await startServer(
@@ -34,6 +63,7 @@ afterAll(async () => {
   await server?.close();
   await sim?.close();
   await agent?.close();
+  await new Promise((resolve) => files?.close(resolve));
 });
 
 /** Places one call with POST /v1/calls; resolves once the callee hung up and the record is saved. */
@@ -119,4 +149,113 @@ describe('answering-machine detection', () => {
     expect(record.outbound).toMatchObject({ answeredBy: null, amdVerdict: null });
     expect(callee.heard.length).toBeGreaterThan(0);
   }, 30_000);
+
+  it('a machine with a pre-recorded voicemail: the recording is heard to its end, fetched once for every call', async () => {
+    const audioUrl = `${filesUrl}/message.wav`;
+    for (const to of ['+12125550150', '+12125550151']) {
+      const { callee, record } = await call({ to, amd: { mode: 'voicemail', voicemail: { audioUrl } } });
+      expect(callee.verdict).toBe('machine_end_beep');
+      expect(record.endReason).toBe('voicemail_left');
+      expect(record.outbound).toMatchObject({
+        answeredBy: 'machine',
+        voicemail: { left: 'recording', problem: null },
+      });
+      // The agent said nothing: the machine recorded the file, byte for byte, and at most a frame of padding.
+      expect(record.turns).toEqual([]);
+      expect(callee.heard.subarray(0, MESSAGE.length).equals(MESSAGE)).toBe(true);
+      expect(callee.heard.length - MESSAGE.length).toBeLessThan(160);
+    }
+    expect(fetched.filter((path) => path === '/message.wav')).toHaveLength(1);
+  }, 30_000);
+
+  it.each([
+    [
+      'cannot be fetched',
+      async () => `http://127.0.0.1:${await freePort()}/gone.wav`,
+      /^fetching the recording failed/,
+    ],
+    ['is missing', async () => `${filesUrl}/missing.wav`, /^fetching the recording answered HTTP 404/],
+    ['is no WAV', async () => `${filesUrl}/notes.txt`, /^the recording is not a WAV the server can read/],
+  ])(
+    'a recording that %s: with no text to fall back to, the call hangs up as `machine`, the reason recorded',
+    async (_, url, reason) => {
+      const { callee, record } = await call({
+        to: '+12125550153',
+        amd: { mode: 'voicemail', voicemail: { audioUrl: await url() } },
+      });
+      expect(callee.verdict).toBe('machine_end_beep');
+      expect(record.endReason).toBe('machine');
+      expect(record.outbound?.voicemail).toEqual({ left: null, problem: expect.stringMatching(reason) });
+      expect(callee.heard.length).toBe(0);
+    },
+    30_000,
+  );
+
+  it('a recording that is missing, with a text beside it: the text is spoken instead, heard to its end', async () => {
+    const { callee, record } = await call({
+      to: '+12125550154',
+      variables: { name: 'Ada' },
+      amd: { mode: 'voicemail', voicemail: { ...VOICEMAIL.voicemail, audioUrl: `${filesUrl}/absent.wav` } },
+    });
+    expect(callee.verdict).toBe('machine_end_beep');
+    expect(record.endReason).toBe('voicemail_left');
+    expect(record.outbound?.voicemail).toEqual({
+      left: 'agent',
+      problem: expect.stringMatching(/^fetching the recording answered HTTP 404/),
+    });
+    expect(record.turns).toEqual([
+      expect.objectContaining({
+        role: 'assistant',
+        content: 'Hi Ada, this is Example Dental. Please call us back.',
+      }),
+    ]);
+    expect(callee.heard.length).toBeGreaterThan(0);
+  }, 30_000);
+
+  it('campaigns: a recording left is `voicemail_left`; one that cannot be fetched is `machine` with its reason', async () => {
+    const admin = async (path: string, body?: unknown, type = 'application/json') =>
+      fetch(`${server.baseUrl}/v1${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          ...(body === undefined ? {} : { 'content-type': type }),
+        },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      });
+    const run = async (audioUrl: string, phone: string) => {
+      const created = await admin('/campaigns', {
+        name: `recorded ${phone}`,
+        retry: { maxAttempts: 1 },
+        amd: { mode: 'voicemail', voicemail: { audioUrl } },
+      });
+      const campaign = (await created.json()) as { id: string; amd: unknown };
+      expect(created.status, JSON.stringify(campaign)).toBe(201);
+      expect(campaign.amd).toEqual({ mode: 'voicemail', voicemail: { audioUrl } });
+      const heard = new Promise<SimCalleeResult>((resolve) => ended.set(`campaign ${phone}`, resolve));
+      await admin(`/campaigns/${campaign.id}/contacts`, `phone\n${phone}\n`, 'text/csv');
+      expect((await admin(`/campaigns/${campaign.id}/start`, {})).status).toBe(200);
+      const callee = await heard;
+      for (let i = 0; i < 100; i++) {
+        const page = (await (await admin(`/campaigns/${campaign.id}/contacts`)).json()) as {
+          contacts: Array<{
+            state: string;
+            outcome: string | null;
+            attempts: Array<{ reason: string | null }>;
+          }>;
+        };
+        if (page.contacts[0]?.state === 'done') return { callee, contact: page.contacts[0] };
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`the campaign calling ${phone} did not finish`);
+    };
+    const [left, dead] = await Promise.all([
+      run(`${filesUrl}/message.wav`, '+12125550156'),
+      run(`${filesUrl}/missing-too.wav`, '+12125550157'),
+    ]);
+    expect(left.contact.outcome).toBe('voicemail_left');
+    expect(left.callee.heard.subarray(0, MESSAGE.length).equals(MESSAGE)).toBe(true);
+    expect(dead.contact.outcome).toBe('machine');
+    expect(dead.contact.attempts[0]?.reason).toBe('fetching the recording answered HTTP 404');
+    expect(dead.callee.heard.length).toBe(0);
+  }, 60_000);
 });

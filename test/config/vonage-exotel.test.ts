@@ -140,6 +140,7 @@ describe('Exotel variables', () => {
       apiKey: null,
       apiToken: null,
       apiUrl: 'https://api.exotel.com',
+      flowUrl: null,
     });
   });
 
@@ -147,6 +148,7 @@ describe('Exotel variables', () => {
     const config = load({
       EXOTEL_ACCOUNT_SID: 'acme1',
       EXOTEL_API_KEY: 'key.one',
+      EXOTEL_FLOW_URL: 'http://my.exotel.com/acme1/exoml/start_voice/42',
       EXOTEL_API_TOKEN: 'tok!en',
       EXOTEL_API_URL: 'https://api.in.exotel.com',
     });
@@ -155,6 +157,7 @@ describe('Exotel variables', () => {
       apiKey: 'key.one',
       apiToken: 'tok!en',
       apiUrl: 'https://api.in.exotel.com',
+      flowUrl: 'http://my.exotel.com/acme1/exoml/start_voice/42',
     });
   });
 
@@ -185,6 +188,8 @@ describe('Exotel variables', () => {
       /^EXOTEL_API_KEY: required when EXOTEL_API_TOKEN is set$/,
     ],
     ['an API URL with a fragment', { EXOTEL_API_URL: 'https://api.exotel.com/#x' }, /^EXOTEL_API_URL: /],
+    ['a flow URL that is not http(s)', { EXOTEL_FLOW_URL: 'ftp://my.exotel.com/flow' }, /^EXOTEL_FLOW_URL: /],
+    ['a flow URL that is no URL', { EXOTEL_FLOW_URL: 'start_voice/42' }, /^EXOTEL_FLOW_URL: /],
   ];
   for (const [name, env, message] of errors) {
     it(`refuses ${name} in one line`, () => {

@@ -135,11 +135,23 @@ describe('the campaign JSON', () => {
       'invalid campaign: amd.voicemail: is only used with mode voicemail, not hangup',
     ],
     [
-      { name: 'x', amd: { voicemail: { text: 'hi', audioUrl: 'https://a.example/v.wav' } } },
-      'invalid campaign: amd.voicemail: give a text or an audioUrl, not both',
+      { name: 'x', amd: { voicemail: { text: 'hi', audioUrl: 'ftp://a.example/v.wav' } } },
+      'invalid campaign: amd.voicemail.audioUrl: must be an http or https URL',
     ],
     [
       { name: 'x', amd: { voicemail: { audioUrl: 'file:///etc/passwd' } } },
+      'invalid campaign: amd.voicemail.audioUrl: must be an http or https URL',
+    ],
+    [
+      { name: 'x', amd: { voicemail: {} } },
+      'invalid campaign: amd.voicemail: mode voicemail needs a voicemail text or audioUrl',
+    ],
+    [
+      { name: 'x', amd: { voicemail: { audioUrl: 'https://me:pw@a.example/v.wav' } } },
+      'invalid campaign: amd.voicemail.audioUrl: must not hold a user name or password',
+    ],
+    [
+      { name: 'x', amd: { voicemail: { audioUrl: 'https://' } } },
       'invalid campaign: amd.voicemail.audioUrl: must be an http or https URL',
     ],
     [

@@ -114,7 +114,54 @@ describe('POST /v1/calls through Twilio', () => {
     [{ to: '+12125550100', variables: ['a'] }, /variables must be an object/],
     [{ to: '+12125550100', variables: { 'bad name': 'x' } }, /a name must be letters/],
     [{ to: '+12125550100', amd: { mode: 'maybe' } }, /amd.mode must be/],
-    [{ to: '+12125550100', amd: { mode: 'voicemail' } }, /amd.voicemail.text/],
+    [
+      { to: '+12125550100', amd: { mode: 'voicemail' } },
+      /amd.voicemail must be \{"text": …\} or \{"audioUrl"/,
+    ],
+    [{ to: '+12125550100', amd: { mode: 'voicemail', voicemail: {} } }, /needs a text .* or an audioUrl/],
+    [{ to: '+12125550100', amd: { mode: 'voicemail', voicemail: 'hi' } }, /amd.voicemail must be/],
+    [
+      {
+        to: '+12125550100',
+        amd: { mode: 'voicemail', voicemail: { text: ' ', audioUrl: 'https://a.example/v.wav' } },
+      },
+      /needs a text .* or an audioUrl/,
+    ],
+    [
+      { to: '+12125550100', amd: { mode: 'voicemail', voicemail: { audioUrl: 'ftp://a.example/v.wav' } } },
+      /amd.voicemail.audioUrl must be an http or https URL/,
+    ],
+    [
+      { to: '+12125550100', amd: { mode: 'voicemail', voicemail: { audioUrl: 'not a url' } } },
+      /amd.voicemail.audioUrl must be an http or https URL/,
+    ],
+    [
+      { to: '+12125550100', amd: { mode: 'voicemail', voicemail: { audioUrl: 42 } } },
+      /amd.voicemail.audioUrl must be an http or https URL/,
+    ],
+    [
+      {
+        to: '+12125550100',
+        amd: { mode: 'voicemail', voicemail: { audioUrl: `https://a.example/${'v'.repeat(1000)}.wav` } },
+      },
+      /amd.voicemail.audioUrl must be at most 1000 characters/,
+    ],
+    [
+      {
+        to: '+12125550100',
+        amd: { mode: 'voicemail', voicemail: { audioUrl: 'https://me:secret@a.example/v.wav' } },
+      },
+      /must not hold a user name or password/,
+    ],
+    [
+      { to: '+12125550100', amd: { mode: 'voicemail', voicemail: { url: 'https://a.example' } } },
+      /unknown field "url"/,
+    ],
+    [
+      { to: '+12125550100', amd: { mode: 'hangup', voicemail: { text: 'hi' } } },
+      /only used with mode voicemail/,
+    ],
+    [{ to: '+12125550100', amd: { mode: 'voicemail', beep: true } }, /amd: unknown field "beep"/],
     [
       { to: '+12125550100', amd: { mode: 'voicemail', voicemail: { text: 'Hi {{name}}' } } },
       /no value for \{\{name\}\}/,

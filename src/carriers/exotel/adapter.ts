@@ -1,48 +1,24 @@
 // Exotel as a carrier of the call core (docs/protocols/exotel.md): the Voicebot stream codec, the
-// applet's dynamic URL, Basic auth on the media upgrade, and REST for outbound calls.
+// applet's dynamic URL and Basic auth on the media upgrade; its calls are placed by placer.ts.
 import type { FastifyRequest } from 'fastify';
 import { bytesPerMs, type MediaFormat } from '../../audio/format.js';
 import type { CarrierAdapter, DownlinkRules } from '../../call/carrier-port.js';
 import type { Config } from '../../config/types.js';
 import { UnauthorizedError } from '../../errors.js';
-import type { CarrierCallState } from '../call-status.js';
+import type { CallPlacer } from '../placer.js';
 import { createExotelCodec } from './codec.js';
-import { createExotelRest, type ExotelRest } from './rest.js';
 import { exotelRoutes } from './routes.js';
 import { basicAuthMatches, upgradeCredentials } from './upgrade-auth.js';
 
-const REST_TIMEOUT_MS = 5_000;
 const FRAME_MS = 20;
 /** Exotel plays outbound chunks without gaps only in multiples of 320 bytes, from 3,200 to 100,000. */
 const CHUNK_MULTIPLE_BYTES = 320;
 const MIN_CHUNK_BYTES = 3_200;
 const MAX_CHUNK_BYTES = 100_000;
 
-export interface ExotelOutboundCall {
-  to: string;
-  /** The ExoPhone the call comes from. */
-  callerId: string;
-  /** The Exotel flow holding the Voicebot applet that points at `/carriers/exotel/stream`. */
-  flowUrl: string;
-  /** Opaque outbound context; Exotel passes it back as `CustomField`. */
-  context?: string;
-  timeLimitS?: number;
-  timeoutS?: number;
-}
-
-/** What the dialer needs from Exotel: place a call and read its state (there is no hang-up). */
-export interface ExotelOutbound {
-  originate(call: ExotelOutboundCall): Promise<CarrierCallState>;
-  status(callSid: string): Promise<CarrierCallState>;
-}
-
-export interface ExotelAdapter extends CarrierAdapter {
-  /** Null unless the account sid, API key and token are set. */
-  readonly outbound: ExotelOutbound | null;
-}
-
 export interface ExotelAdapterDeps {
-  restTimeoutMs?: number;
+  /** The placer of Exotel's outbound calls: their contexts, and their status read back. */
+  placer?: Pick<CallPlacer, 'contextOf' | 'status'> | null;
 }
 
 function gcd(a: number, b: number): number {
@@ -63,37 +39,10 @@ export function exotelDownlink(format: MediaFormat): DownlinkRules {
   };
 }
 
-function outboundFor(rest: ExotelRest, config: Config): ExotelOutbound {
-  return {
-    originate: (call) =>
-      rest.originate({
-        to: call.to,
-        callerId: call.callerId,
-        flowUrl: call.flowUrl,
-        customField: call.context,
-        // Read per call: a test server learns its port only after listening.
-        statusCallback: `${config.publicUrl}/carriers/exotel/status`,
-        timeLimitS: call.timeLimitS,
-        timeoutS: call.timeoutS,
-      }),
-    status: (callSid) => rest.status(callSid),
-  };
-}
-
-export function createExotelAdapter(config: Config, deps: ExotelAdapterDeps = {}): ExotelAdapter {
-  const { accountSid, apiKey, apiToken, apiUrl } = config.exotel;
+export function createExotelAdapter(config: Config, deps: ExotelAdapterDeps = {}): CarrierAdapter {
+  const { apiKey, apiToken } = config.exotel;
   const credentials = apiKey !== null && apiToken !== null ? upgradeCredentials(apiKey, apiToken) : null;
   const refuseUnverified = config.nodeEnv === 'production';
-  const rest =
-    accountSid !== null && apiKey !== null && apiToken !== null
-      ? createExotelRest({
-          apiUrl,
-          accountSid,
-          apiKey,
-          apiToken,
-          timeoutMs: deps.restTimeoutMs ?? REST_TIMEOUT_MS,
-        })
-      : null;
   return {
     name: 'exotel',
     verified: credentials !== null,
@@ -112,7 +61,12 @@ export function createExotelAdapter(config: Config, deps: ExotelAdapterDeps = {}
     // Exotel's classic API can neither hang up nor transfer a live call. With no control, the core
     // ends a call by closing the stream: the Voicebot applet ends and the flow moves on (or hangs up).
     control: null,
-    outbound: rest && outboundFor(rest, config),
-    routes: (intake) => exotelRoutes({ intake, upgradeCredentials: credentials, refuseUnverified }),
+    routes: (intake) =>
+      exotelRoutes({
+        intake,
+        upgradeCredentials: credentials,
+        refuseUnverified,
+        placer: deps.placer ?? null,
+      }),
   };
 }

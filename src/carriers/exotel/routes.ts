@@ -1,14 +1,16 @@
 // Exotel's requests (docs/protocols/exotel.md): the Voicebot applet's dynamic URL asks, per call,
 // where to stream, and we answer `{"url": "wss://…"}` naming a single-use stream token in the path;
-// status callbacks are plain form posts, trusted only as hints for the log.
+// status callbacks are plain form posts, trusted only as hints: the final status of an outbound call
+// is read back from Exotel's API before it counts (section 9).
 //
 // Exotel signs none of these requests. The stream token (bound to the call's CallSid, single-use,
 // short-lived) is what admits a stream, with Basic auth on the upgrade when credentials are set.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MediaFormat } from '../../audio/format.js';
-import { type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
+import { type CallIntake, OBSERVER_HEADER, type OutboundFinalStatus } from '../../call/carrier-port.js';
 import { BadRequestError, BadSignatureError, UnavailableError } from '../../errors.js';
-import { boundedStatusWord } from '../call-status.js';
+import { boundedStatusWord, type CarrierCallStatus } from '../call-status.js';
+import type { CallPlacer } from '../placer.js';
 import { exotelE164 } from './numbers.js';
 
 export interface ExotelRoutesOptions {
@@ -17,6 +19,8 @@ export interface ExotelRoutesOptions {
   upgradeCredentials: { username: string; password: string } | null;
   /** Refuse every request when nothing can authenticate the stream (NODE_ENV=production without credentials). */
   refuseUnverified: boolean;
+  /** The placer of outbound calls: the contexts of calls placed here, and their status read back. */
+  placer?: Pick<CallPlacer, 'contextOf' | 'status'> | null;
 }
 
 const CARRIER = 'exotel';
@@ -24,6 +28,17 @@ const CALL_SID = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_NUMBER_CHARS = 64;
 const MAX_CONTEXT_CHARS = 2048;
 const FORM_BODY_LIMIT_BYTES = 64 * 1024;
+/** A sealed outbound context (src/call/outbound-context.ts) starts so; anything else in `CustomField` is not ours. */
+const SEALED_CONTEXT_PREFIX = 'c1.';
+
+/** Final statuses of a call, as the status callback and the API word them, in the outbound room's words. */
+const FINAL_STATUSES: Readonly<Partial<Record<CarrierCallStatus, OutboundFinalStatus>>> = Object.freeze({
+  completed: 'completed',
+  busy: 'busy',
+  'no-answer': 'no_answer',
+  failed: 'failed',
+  canceled: 'canceled',
+});
 
 /** The stream's format: linear PCM at 8 kHz, which the agent takes as is. */
 export const EXOTEL_MEDIA_FORMAT: Readonly<MediaFormat> = Object.freeze({
@@ -73,6 +88,53 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
     throw new BadSignatureError('Exotel streams cannot be authenticated here: no API key and token are set');
   }
 
+  /**
+   * The sealed context of an outbound call: kept when it was placed here, else the `CustomField`
+   * Exotel passed back (unverified that it does); '' for an inbound call; null for a `CustomField`
+   * that claims to be ours and is not.
+   */
+  function contextOf(callSid: string, params: Params): string | null {
+    const kept = opts.placer?.contextOf?.(callSid) ?? null;
+    if (kept !== null) return kept;
+    const field = text(params, 'CustomField', MAX_CONTEXT_CHARS);
+    if (!field.startsWith(SEALED_CONTEXT_PREFIX)) return '';
+    return intake.outboundContext(field) === null ? null : field;
+  }
+
+  /** A final status callback of an outbound call counts once Exotel's API says the same call ended. */
+  async function confirmFinalStatus(req: FastifyRequest, callSid: string, sealed: string, params: Params) {
+    const context = intake.outboundContext(sealed);
+    const placer = opts.placer;
+    if (context === null || !placer) return;
+    let state;
+    try {
+      state = await placer.status(callSid);
+    } catch (err) {
+      // The dialer reads the call's status itself later; a hint unconfirmed is dropped.
+      req.log.warn({ callSid, err: (err as Error).message }, 'could not confirm a status callback');
+      return;
+    }
+    const status = FINAL_STATUSES[state.status];
+    if (status === undefined) {
+      req.log.warn(
+        { callSid, apiStatus: state.carrierStatus },
+        'status callback not confirmed: the call goes on',
+      );
+      return;
+    }
+    const seconds = Number(text(params, 'ConversationDuration', 16) || text(params, 'Duration', 16));
+    intake.outboundStatus({
+      carrier: CARRIER,
+      callSid,
+      from: exotelE164(firstText(params, ['CallerId', 'CallTo', 'To'], MAX_NUMBER_CHARS)),
+      to: exotelE164(firstText(params, ['CallFrom', 'From'], MAX_NUMBER_CHARS)),
+      context,
+      status,
+      reason: status === 'completed' ? null : `exotel status ${state.carrierStatus}`,
+      durationMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : null,
+    });
+  }
+
   async function stream(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     checkConfigured();
     const query = (req.query ?? {}) as Params;
@@ -88,13 +150,21 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
       req.log.warn({ callSid, reason: admission }, 'call declined');
       throw new UnavailableError('not taking calls now');
     }
-    const outbound = /^outbound/i.test(text(query, 'Direction', 32));
-    const context = outbound ? text(query, 'CustomField', MAX_CONTEXT_CHARS) : '';
+    const context = contextOf(callSid, query);
+    if (context === null) {
+      intake.refused(CARRIER, 'bad_context');
+      throw new BadRequestError('the call context in CustomField is not valid');
+    }
+    const outbound = context !== '' || /^outbound/i.test(text(query, 'Direction', 32));
+    // An outbound call's `From` is the number called (it was rung first), `CallTo` the ExoPhone
+    // (unverified: section 9); the record names them as for any outbound call.
+    const caller = exotelE164(firstText(query, ['CallFrom', 'From'], MAX_NUMBER_CHARS));
+    const called = exotelE164(firstText(query, ['CallTo', 'To'], MAX_NUMBER_CHARS));
     const prepared = intake.prepare({
       carrier: CARRIER,
       callSid,
-      from: exotelE164(firstText(query, ['CallFrom', 'From'], MAX_NUMBER_CHARS)),
-      to: exotelE164(firstText(query, ['CallTo', 'To'], MAX_NUMBER_CHARS)),
+      from: outbound ? called : caller,
+      to: outbound ? caller : called,
       direction: outbound ? 'outbound' : 'inbound',
       mediaFormat: EXOTEL_MEDIA_FORMAT,
       ...(context === '' ? {} : { context }),
@@ -144,14 +214,20 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
       }
       const params = body as Params;
       const callSid = text(params, 'CallSid', 64);
-      // Unsigned, so only a hint: logged, never acted on.
-      req.log.info(
-        {
-          callSid: CALL_SID.test(callSid) ? callSid : undefined,
-          callStatus: boundedStatusWord(params.Status ?? params.CallStatus),
-        },
-        'call status callback',
-      );
+      const word = boundedStatusWord(params.Status ?? params.CallStatus);
+      if (!CALL_SID.test(callSid)) {
+        intake.refused(CARRIER, 'malformed');
+        throw new BadRequestError('CallSid is missing or malformed');
+      }
+      req.log.info({ callSid, callStatus: word }, 'call status callback');
+      // Unsigned, so only a hint: an outbound call's end is read back from the API before it counts.
+      const sealed = contextOf(callSid, params);
+      if (sealed === null) {
+        intake.refused(CARRIER, 'bad_context');
+        throw new BadRequestError('the call context in CustomField is not valid');
+      }
+      if (sealed && Object.hasOwn(FINAL_STATUSES, word))
+        void confirmFinalStatus(req, callSid, sealed, params);
       return reply.code(204).send();
     });
   };

@@ -33,6 +33,7 @@ export function createPlivoPlacer(opts: PlivoPlacerOptions): CallPlacer {
 
   return {
     carrier: 'plivo',
+    detectsMachines: true,
 
     async place(request: PlaceCallRequest) {
       const from = request.from ?? opts.defaultFrom;

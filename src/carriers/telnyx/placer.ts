@@ -36,6 +36,7 @@ export interface TelnyxPlacerOptions {
 export function createTelnyxPlacer(opts: TelnyxPlacerOptions): CallPlacer {
   return {
     carrier: 'telnyx',
+    detectsMachines: true,
 
     async place(request: PlaceCallRequest) {
       const from = request.from ?? opts.defaultFrom;

@@ -49,6 +49,7 @@ export function createTwilioPlacer(opts: TwilioPlacerOptions): CallPlacer {
 
   return {
     carrier: 'twilio',
+    detectsMachines: true,
 
     async place(request: PlaceCallRequest) {
       const from = request.from ?? opts.defaultFrom;

@@ -26,6 +26,7 @@ export interface VonagePlacerOptions {
 export function createVonagePlacer(opts: VonagePlacerOptions): CallPlacer {
   return {
     carrier: 'vonage',
+    detectsMachines: true,
 
     async place(request: PlaceCallRequest) {
       const from = request.from ?? opts.defaultFrom;

@@ -12,6 +12,7 @@ import type { CalleeFinal, CalleeLine, CalleeLineFactory } from './line.js';
 import { plivoLine } from './lines/plivo.js';
 import { twilioLine } from './lines/twilio.js';
 import { vonageLine } from './lines/vonage.js';
+import { playExotelCallee } from './exotel.js';
 import { type Callee, calleeFor } from './plan.js';
 import { calleeSounds } from './sounds.js';
 import { playTelnyxCallee } from './telnyx.js';
@@ -53,23 +54,38 @@ const LINES: Readonly<Record<string, CalleeLineFactory>> = Object.freeze({
   vonage: vonageLine,
 });
 
+type PlayCallee = (
+  call: PlacedSimCall,
+  callee: Callee,
+  calls: SimCallLog,
+  opts: SimCalleeOptions,
+) => Promise<void>;
+
+/**
+ * Carriers whose calls do not start at an answer URL play their callee themselves: Telnyx announces
+ * the call by webhooks and streams once the server asks; Exotel's flow asks the server for a socket.
+ */
+const OWN_PLAYERS: Readonly<Record<string, PlayCallee>> = Object.freeze({
+  telnyx: playTelnyxCallee,
+  exotel: playExotelCallee,
+});
+
 /** Answers what the simulated carrier API places: pass as its `onPlaced`. */
 export function simulatedCallee(opts: SimCalleeOptions = {}) {
   const attempts = new Map<string, number>();
   return (call: PlacedSimCall, calls: SimCallLog): void => {
     const line = Object.hasOwn(LINES, call.carrier) ? LINES[call.carrier] : undefined;
-    // Telnyx answers no URL: its call is announced by webhooks and streams once the server asks.
-    if (line === undefined && call.carrier !== 'telnyx') return;
+    const own = Object.hasOwn(OWN_PLAYERS, call.carrier) ? OWN_PLAYERS[call.carrier] : undefined;
+    if (line === undefined && own === undefined) return;
     const attempt = (attempts.get(call.to) ?? 0) + 1;
     attempts.set(call.to, attempt);
     if (attempts.size > 100_000) attempts.clear();
     const callee = calleeFor(call.to, attempt);
     const context = { call, env: opts.env ?? {}, timeoutMs: CALLBACK_TIMEOUT_MS };
-    const played =
-      line === undefined
-        ? playTelnyxCallee(call, callee, calls, opts)
-        : playCallee(call, line(context), callee, calls, opts);
-    void played.catch((err: Error) => opts.onError?.(`simulated callee of ${call.callSid}: ${err.message}`));
+    const played = line
+      ? playCallee(call, line(context), callee, calls, opts)
+      : own?.(call, callee, calls, opts);
+    void played?.catch((err: Error) => opts.onError?.(`simulated callee of ${call.callSid}: ${err.message}`));
   };
 }
 

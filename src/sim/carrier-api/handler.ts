@@ -36,6 +36,8 @@ export interface PlacedSimCall {
   amdUrl: string | null;
   /** The client state the call was created with, returned on its webhooks (Telnyx). */
   clientState?: string | null;
+  /** The opaque value the server asked to be carried with the call (Exotel `CustomField`). */
+  customField?: string | null;
 }
 
 export interface SimApiContext {

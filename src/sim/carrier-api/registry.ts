@@ -1,4 +1,5 @@
 // The carriers the simulated carrier API answers for, one file each.
+import { exotelSimApi } from './carriers/exotel.js';
 import { telnyxSimApi } from './carriers/telnyx.js';
 import { plivoSimApi } from './carriers/plivo.js';
 import { twilioSimApi } from './carriers/twilio.js';
@@ -10,4 +11,5 @@ export const SIM_CARRIER_APIS: readonly SimCarrierApi[] = Object.freeze([
   telnyxSimApi,
   plivoSimApi,
   vonageSimApi,
+  exotelSimApi,
 ]);

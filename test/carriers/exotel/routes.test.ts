@@ -1,6 +1,8 @@
 // Exotel's routes on a real Fastify app with a fake intake, requests made as the Voicebot applet
 // makes them (test/helpers/exotel-carrier.ts).
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { CarrierCallState } from '../../../src/carriers/call-status.js';
+import type { OutboundContext } from '../../../src/call/outbound-context.js';
 import { exotelRoutes } from '../../../src/carriers/exotel/routes.js';
 import { upgradeCredentials } from '../../../src/carriers/exotel/upgrade-auth.js';
 import { type CarrierApp, startCarrierApp } from '../../helpers/carrier-app.js';
@@ -21,18 +23,51 @@ afterEach(async () => {
   server = undefined;
 });
 
+/** A sealed context as the fake intake opens it: `c1.good…` is ours, any other `c1.` is forged. */
+const SEALED = 'c1.good.signature';
+const CONTEXT: OutboundContext = {
+  attemptId: 'cmp_1.1.1',
+  campaignId: 'cmp_1',
+  contact: 1,
+  profile: 'default',
+  variables: {},
+  amd: null,
+};
+
+/** The placer as the routes see it: the contexts of calls placed here, and the API's word on a call. */
+function fakePlacer(kept: Record<string, string>, api: (callSid: string) => Promise<CarrierCallState>) {
+  const asked: string[] = [];
+  return {
+    asked,
+    contextOf: (callSid: string) => kept[callSid] ?? null,
+    status: (callSid: string) => {
+      asked.push(callSid);
+      return api(callSid);
+    },
+  };
+}
+
 async function start(
-  opts: { credentials?: boolean; refuseUnverified?: boolean } = {},
+  opts: { credentials?: boolean; refuseUnverified?: boolean; placer?: ReturnType<typeof fakePlacer> } = {},
 ): Promise<{ intake: FakeIntake; baseUrl: string }> {
   const intake = createFakeIntake();
+  intake.outboundContext = (sealed) =>
+    typeof sealed === 'string' && sealed.startsWith('c1.good') ? CONTEXT : null;
   server = await startCarrierApp(
     exotelRoutes({
       intake,
       upgradeCredentials: opts.credentials === false ? null : upgradeCredentials(KEY, TOKEN),
       refuseUnverified: opts.refuseUnverified ?? false,
+      placer: opts.placer ?? null,
     }),
   );
   return { intake, baseUrl: server.baseUrl };
+}
+
+/** The confirmation the status route asked for has been answered and acted on. */
+async function confirmed(placer: ReturnType<typeof fakePlacer>, count = 1): Promise<void> {
+  await vi.waitFor(() => expect(placer.asked).toHaveLength(count));
+  await new Promise((resolve) => setImmediate(resolve));
 }
 
 describe('exotel stream URL', () => {
@@ -86,14 +121,44 @@ describe('exotel stream URL', () => {
     expect(url.password).toBe('');
   });
 
-  it('reads outbound calls and their context from CustomField', async () => {
+  it('reads an outbound call and its context from CustomField, the number called as `to`', async () => {
     const { intake, baseUrl } = await start();
-    await requestExotelStream(baseUrl, {
+    const answer = await requestExotelStream(baseUrl, {
       CallSid: newExotelSid(),
       Direction: 'outbound-api',
-      CustomField: 'ctx-9',
+      CustomField: SEALED,
     });
-    expect(intake.announced[0]).toMatchObject({ direction: 'outbound', context: 'ctx-9' });
+    expect(answer.status).toBe(200);
+    expect(intake.announced[0]).toMatchObject({
+      direction: 'outbound',
+      context: SEALED,
+      from: '+918012345678',
+      to: '+919876543210',
+    });
+  });
+
+  it('finds the context of a call placed here when Exotel passes no CustomField', async () => {
+    const callSid = newExotelSid();
+    const placer = fakePlacer({ [callSid]: SEALED }, () => Promise.reject(new Error('not asked')));
+    const { intake, baseUrl } = await start({ placer });
+    expect((await requestExotelStream(baseUrl, { CallSid: callSid, Direction: '' })).status).toBe(200);
+    expect(intake.announced[0]).toMatchObject({ direction: 'outbound', context: SEALED });
+  });
+
+  it('refuses a CustomField that claims to be a context of ours and is not, preparing nothing', async () => {
+    const { intake, baseUrl } = await start();
+    const answer = await requestExotelStream(baseUrl, {
+      CallSid: newExotelSid(),
+      Direction: 'outbound-api',
+      CustomField: 'c1.forged.signature',
+    });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body).error).toEqual({
+      code: 'CALLBRIDGE_BAD_REQUEST',
+      message: 'the call context in CustomField is not valid',
+    });
+    expect(intake.prepared).toEqual([]);
+    expect(intake.refusals).toEqual([{ carrier: 'exotel', reason: 'bad_context' }]);
   });
 
   it('ignores CustomField on an inbound call', async () => {
@@ -195,5 +260,95 @@ describe('exotel status callback', () => {
     const res = await postExotelStatus(baseUrl, { CallSid: 'x', pad: 'x'.repeat(70 * 1024) });
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body).error.code).toBe('CALLBRIDGE_BODY_TOO_LARGE');
+  });
+});
+
+describe('exotel status callback of an outbound call', () => {
+  const state = (callSid: string, status: CarrierCallState['status'], word: string = status) => ({
+    callSid,
+    status,
+    carrierStatus: word,
+  });
+
+  it('reports a final status once the API confirms the call ended so, with the API word', async () => {
+    const callSid = newExotelSid();
+    const placer = fakePlacer({ [callSid]: SEALED }, async () => state(callSid, 'busy'));
+    const { intake, baseUrl } = await start({ placer });
+    const res = await postExotelStatus(baseUrl, {
+      CallSid: callSid,
+      Status: 'busy',
+      ConversationDuration: '0',
+    });
+    expect(res.status).toBe(204);
+    await confirmed(placer);
+    expect(intake.statuses).toEqual([
+      expect.objectContaining({
+        carrier: 'exotel',
+        callSid,
+        context: CONTEXT,
+        status: 'busy',
+        reason: 'exotel status busy',
+        durationMs: null,
+      }),
+    ]);
+  });
+
+  it('trusts the API over the callback: a forged `busy` for a call the API says is completed', async () => {
+    const callSid = newExotelSid();
+    const placer = fakePlacer({}, async () => state(callSid, 'completed'));
+    const { intake, baseUrl } = await start({ placer });
+    await postExotelStatus(baseUrl, {
+      CallSid: callSid,
+      Status: 'busy',
+      CustomField: SEALED,
+      ConversationDuration: '42',
+    });
+    await confirmed(placer);
+    expect(intake.statuses).toEqual([
+      expect.objectContaining({ status: 'completed', reason: null, durationMs: 42_000 }),
+    ]);
+  });
+
+  it('reports nothing while the API says the call goes on, or when the API cannot be asked', async () => {
+    const live = newExotelSid();
+    const unknown = newExotelSid();
+    const placer = fakePlacer({ [live]: SEALED, [unknown]: SEALED }, async (callSid) => {
+      if (callSid === live) return state(callSid, 'in-progress');
+      throw new Error('exotel read call: HTTP 503');
+    });
+    const { intake, baseUrl } = await start({ placer });
+    expect((await postExotelStatus(baseUrl, { CallSid: live, Status: 'completed' })).status).toBe(204);
+    expect((await postExotelStatus(baseUrl, { CallSid: unknown, Status: 'failed' })).status).toBe(204);
+    await confirmed(placer, 2);
+    expect(intake.statuses).toEqual([]);
+  });
+
+  it('asks nothing for a status that is not final, or for a call that is not ours', async () => {
+    const callSid = newExotelSid();
+    const placer = fakePlacer({ [callSid]: SEALED }, async () => state(callSid, 'busy'));
+    const { intake, baseUrl } = await start({ placer });
+    expect((await postExotelStatus(baseUrl, { CallSid: callSid, Status: 'ringing' })).status).toBe(204);
+    expect((await postExotelStatus(baseUrl, { CallSid: newExotelSid(), Status: 'busy' })).status).toBe(204);
+    // A third, final one for our call: only it is asked about.
+    expect((await postExotelStatus(baseUrl, { CallSid: callSid, Status: 'busy' })).status).toBe(204);
+    await confirmed(placer);
+    expect(placer.asked).toEqual([callSid]);
+    expect(intake.statuses).toHaveLength(1);
+  });
+
+  it.each([
+    ['no CallSid', { Status: 'busy' }, 'malformed', /CallSid is missing or malformed/],
+    ['a CallSid with odd characters', { CallSid: '<x>', Status: 'busy' }, 'malformed', /CallSid/],
+    ['a forged context', { CallSid: 'abc', Status: 'busy', CustomField: 'c1.x.y' }, 'bad_context', /context/],
+  ])('refuses %s with the project 400, counted', async (_, body, reason, message) => {
+    const placer = fakePlacer({}, () => Promise.reject(new Error('not asked')));
+    const { intake, baseUrl } = await start({ placer });
+    const res = await postExotelStatus(baseUrl, body as Record<string, string>);
+    expect(res.status).toBe(400);
+    const { error } = JSON.parse(res.body) as { error: { code: string; message: string } };
+    expect(error.code).toBe('CALLBRIDGE_BAD_REQUEST');
+    expect(error.message).toMatch(message);
+    expect(intake.refusals).toEqual([{ carrier: 'exotel', reason }]);
+    expect(placer.asked).toEqual([]);
   });
 });

@@ -2,7 +2,9 @@
 // dynamic URL is fetched with the call's details as query parameters, and the `{"url": "wss://…"}`
 // it answers is dialed, with Basic auth when the URL carries a user and password. The stream sends
 // `connected`, `start` (numbers as strings), caller audio in `media` messages of about 100 ms, echoes
-// marks once the audio before them has played, and ends with `stop`; a status callback follows.
+// marks once the audio before them has played, and ends with `stop`; a status callback follows. An
+// outbound call (placed through the simulated API) asks the applet URL as `outbound-api`, its
+// `From` the number called, and its status callback is the simulated callee's to post.
 import { randomBytes } from 'node:crypto';
 import type { MediaFormat } from '../../../audio/format.js';
 import type { WireFrame } from '../../../call/carrier-port.js';
@@ -224,6 +226,7 @@ class ExotelSimStream implements SimStream {
   }
 
   async afterHangup(): Promise<void> {
+    if (this.spec.outbound) return;
     await carrierFetch({
       url: `${this.spec.server}/carriers/exotel/status`,
       method: 'POST',
@@ -264,8 +267,8 @@ export const exotelDialect: SimDialect = {
 
   async announce(spec: SimCallSpec): Promise<SimAnswer> {
     const call: ExotelCall = {
-      callSid: exotelSid(),
-      accountSid: spec.env.EXOTEL_ACCOUNT_SID ?? 'callbridgesim1',
+      callSid: spec.outbound?.callSid ?? exotelSid(),
+      accountSid: spec.outbound?.accountSid ?? spec.env.EXOTEL_ACCOUNT_SID ?? 'callbridgesim1',
       from: exotelNumber(spec.from),
       to: exotelNumber(spec.to),
     };
@@ -275,12 +278,13 @@ export const exotelDialect: SimDialect = {
       CallTo: call.to,
       From: call.from,
       To: call.to,
-      Direction: 'incoming',
+      Direction: spec.outbound ? 'outbound-api' : 'incoming',
       CallStatus: 'in-progress',
       CallType: 'call-attempt',
     });
+    const applet = spec.outbound?.answerUrl ?? `${spec.server}/carriers/exotel/stream`;
     const answer = await carrierFetch({
-      url: `${spec.server}/carriers/exotel/stream?${query}`,
+      url: `${applet}?${query}`,
       method: 'GET',
       headers: { accept: 'application/json' },
       timeoutMs: spec.timeoutMs,
