@@ -1,7 +1,7 @@
 // `callbridge campaign …`: runs and follows campaigns through the admin API of a running server.
 //   run FILE.csv [--profile P] [--cps N] [--concurrency N] [--server URL] [--out FILE] [--name NAME]
-//                [--amd voicemail|hangup|off] [--voicemail TEXT] [--max-attempts N] [--retry-delay S]
-//                [--dnc FILE]
+//                [--amd voicemail|hangup|off] [--voicemail TEXT] [--voicemail-audio URL]
+//                [--max-attempts N] [--retry-delay S] [--dnc FILE]
 //       creates a campaign from the CSV, starts it, shows its progress until it ends, writes the results
 //   status ID [--watch]          the campaign's progress, once or until it ends
 //   pause|resume|cancel ID       a lifecycle step
@@ -42,8 +42,8 @@ export const CAMPAIGN_USAGE = `usage: callbridge campaign <command> [options]
 
   run FILE.csv       create a campaign from the contacts, start it, follow it, write the results
                      [--profile P] [--cps N] [--concurrency N] [--name NAME] [--out FILE]
-                     [--amd voicemail|hangup|off] [--voicemail TEXT] [--max-attempts N]
-                     [--retry-delay SECONDS] [--dnc FILE]
+                     [--amd voicemail|hangup|off] [--voicemail TEXT] [--voicemail-audio URL]
+                     [--max-attempts N] [--retry-delay SECONDS] [--dnc FILE]
   status ID          the campaign's progress [--watch: until it ends]
   pause ID | resume ID | cancel ID
   export ID          the results CSV [--out FILE]
@@ -73,6 +73,7 @@ const OPTIONS = {
   name: { type: 'string' },
   amd: { type: 'string' },
   voicemail: { type: 'string' },
+  'voicemail-audio': { type: 'string' },
   'max-attempts': { type: 'string' },
   'retry-delay': { type: 'string' },
   dnc: { type: 'string' },
@@ -91,6 +92,7 @@ const ALLOWED: Record<string, readonly (keyof Values)[]> = {
     'name',
     'amd',
     'voicemail',
+    'voicemail-audio',
     'max-attempts',
     'retry-delay',
     'dnc',
@@ -181,6 +183,11 @@ export function runCampaignBody(file: string, values: Values): Record<string, un
   }
   if (values.voicemail !== undefined && amd !== 'voicemail')
     throw new UsageError('--voicemail needs --amd voicemail');
+  if (values['voicemail-audio'] !== undefined && amd !== 'voicemail')
+    throw new UsageError('--voicemail-audio needs --amd voicemail');
+  // A recording given alone plays alone; with --voicemail too, the text is left if it cannot play.
+  const audioUrl = values['voicemail-audio'];
+  const text = values.voicemail ?? (audioUrl === undefined ? RUN_DEFAULTS.voicemail : undefined);
   return {
     name: values.name ?? basename(file, extname(file)),
     ...(values.profile ? { profile: values.profile } : {}),
@@ -191,7 +198,13 @@ export function runCampaignBody(file: string, values: Values): Record<string, un
     retry: { maxAttempts, delaySeconds: delay, on: ['busy', 'no_answer'] },
     amd:
       amd === 'voicemail'
-        ? { mode: amd, voicemail: { text: values.voicemail ?? RUN_DEFAULTS.voicemail } }
+        ? {
+            mode: amd,
+            voicemail: {
+              ...(text === undefined ? {} : { text }),
+              ...(audioUrl === undefined ? {} : { audioUrl }),
+            },
+          }
         : { mode: amd },
   };
 }

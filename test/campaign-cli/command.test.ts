@@ -5,8 +5,14 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CampaignIo, campaignCommand } from '../../src/campaign-cli/command.js';
+import {
+  type CampaignIo,
+  campaignCommand,
+  RUN_DEFAULTS,
+  runCampaignBody,
+} from '../../src/campaign-cli/command.js';
 import { ensureBuilt, freePort, ROOT } from '../helpers/server-process.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { QuickCarrier } from '../outbound/quick-carrier.js';
@@ -256,6 +262,10 @@ describe('usage', () => {
       /^callbridge campaign: --voicemail needs --amd voicemail/,
     ],
     [
+      ['run', 'a.csv', '--amd', 'hangup', '--voicemail-audio', 'https://a.example/m.wav'],
+      /^callbridge campaign: --voicemail-audio needs --amd voicemail/,
+    ],
+    [
       ['status', 'cmp_x', '--server', 'ftp://x'],
       /^callbridge campaign: --server must be an http or https URL/,
     ],
@@ -264,6 +274,22 @@ describe('usage', () => {
     const cap = capture();
     expect(await campaignCommand(args, cap.io)).toBe(2);
     expect(cap.err()).toMatch(message);
+  });
+
+  it.each([
+    [[], { text: RUN_DEFAULTS.voicemail }],
+    [['--voicemail', 'Call us back'], { text: 'Call us back' }],
+    [['--voicemail-audio', 'https://a.example/m.wav'], { audioUrl: 'https://a.example/m.wav' }],
+    [
+      ['--voicemail-audio', 'https://a.example/m.wav', '--voicemail', 'Call us back'],
+      { text: 'Call us back', audioUrl: 'https://a.example/m.wav' },
+    ],
+  ])('run %j leaves the voicemail %j', (args, voicemail) => {
+    const { values } = parseArgs({
+      args,
+      options: { voicemail: { type: 'string' }, 'voicemail-audio': { type: 'string' } },
+    });
+    expect(runCampaignBody('a.csv', values).amd).toEqual({ mode: 'voicemail', voicemail });
   });
 
   it('prints its usage on --help, exit 0', async () => {
