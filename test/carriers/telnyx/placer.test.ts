@@ -153,7 +153,7 @@ describe('telnyx among the call placers', () => {
     expect(carriers({ TELNYX_API_KEY: 'KEY-1', TELNYX_CONNECTION_ID: 'conn-7' })).toEqual(['telnyx']);
     expect(carriers({ TELNYX_API_KEY: 'KEY-1' })).toEqual([]);
     expect(carriers({})).toEqual([]);
-    expect(carriers({}, 'http://127.0.0.1:9')).toEqual(['twilio', 'telnyx', 'plivo', 'vonage']);
+    expect(carriers({}, 'http://127.0.0.1:9')).toEqual(['twilio', 'telnyx', 'plivo', 'vonage', 'exotel']);
     // A key set means the real API: never the simulated one, even with no connection id.
     expect(carriers({ TELNYX_API_KEY: 'KEY-1' }, 'http://127.0.0.1:9')).not.toContain('telnyx');
   });
