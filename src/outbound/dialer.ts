@@ -9,7 +9,9 @@
 //   3. a number on the do-not-call list, checked right before the dial, ends as `dnc`;
 //   4. `beginAttempt` claims the attempt durably, under the cap and the pace, before the carrier is
 //      asked; a refusal (pace, cap) puts the rest back and says when to look again;
-//   5. the carrier is asked to place the call, and its call id is recorded the moment it returns.
+//   5. the carrier is asked to place the call, and its call id is recorded the moment it returns
+//      (where that id names the request rather than the call, the call's own id replaces it once a
+//      callback brings it: `callIdentified`).
 // Outcomes come back through `attemptFinished` (status callbacks and call records, from the code
 // that owns the carrier), once per attempt whatever the number of callbacks.
 //

@@ -19,7 +19,7 @@ export interface SimCallSpec {
    * An outbound call the carrier placed for the server: the answer URL the server gave it (instead
    * of the carrier's fixed voice webhook), the call id it already has, and its direction.
    */
-  outbound?: { answerUrl: string; callSid: string; accountSid: string };
+  outbound?: { answerUrl: string; callSid: string; requestId?: string; accountSid: string };
 }
 
 /** What the server sent on the media socket, as the phone acts on it. */
