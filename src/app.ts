@@ -306,6 +306,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     isDraining,
     verdicts,
     onOutboundStatus: (report) => outboundReports.carrierStatus(report),
+    onOutboundCallIdentified: (attemptId, carrier, callSid) =>
+      outboundReports.callIdentified(attemptId, carrier, callSid),
     pending: state.pending,
     storeReachable: fleet.storeReachable,
   });

@@ -59,6 +59,19 @@ export class OutboundReports {
     });
   }
 
+  /** A callback named an outbound call by the carrier's own id: its attempt follows the call by it. */
+  callIdentified(attemptId: string, carrier: string, callSid: string): void {
+    const dialer = this.deps.dialer();
+    if (!dialer) return;
+    dialer.callIdentified(attemptId, callSid).then(
+      (changed) => {
+        if (changed) this.deps.logger.debug({ attemptId, carrier, callSid }, 'attempt follows its call id');
+      },
+      (err: Error) =>
+        this.deps.logger.error({ attemptId, err: err.message }, 'could not record an attempt call id'),
+    );
+  }
+
   /** The carrier's final status of an outbound call. */
   carrierStatus(report: OutboundStatusReport): void {
     if (report.status === 'completed') {

@@ -131,6 +131,13 @@ export interface CallIntake {
   refused(carrier: string, reason: string): void;
   /** The outbound context a carrier brought back (webhook URL, client state); null if this server did not seal it. */
   outboundContext(sealed: unknown): OutboundContext | null;
+  /**
+   * An outbound call's own id, from a callback that carries its context, for a carrier whose answer
+   * to the request to place the call named the request rather than the call (Plivo's request UUID):
+   * the attempt follows the call by this id from then on. Called before the callback's other
+   * reports (`outboundStatus`), so they find the attempt under it.
+   */
+  outboundCallIdentified(carrier: string, context: OutboundContext, callSid: string): void;
   /** An outbound call's final status from the carrier's callback. */
   outboundStatus(report: OutboundStatusReport): void;
   /** An answering-machine verdict for an outbound call, read into the common words. */

@@ -40,6 +40,8 @@ export interface IntakeDeps {
   verdicts: MachineVerdicts;
   /** Where outbound calls' final statuses go (the dialer, for a campaign's attempts). */
   onOutboundStatus(report: OutboundStatusReport): void;
+  /** Where an outbound call's own id goes once a callback names it (the dialer, for its attempt). */
+  onOutboundCallIdentified?(attemptId: string, carrier: string, callSid: string): void;
   /** Calls prepared here whose stream has not arrived: a drain waits for them. */
   pending?: PendingStreams;
   /** Whether the shared store answers; while it does not, new calls are declined (default: it does). */
@@ -170,6 +172,11 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
 
     outboundContext(sealed: unknown): OutboundContext | null {
       return openOutboundContext(config.streamTokenSecret, sealed);
+    },
+
+    outboundCallIdentified(carrier: string, context: OutboundContext, callSid: string): void {
+      if (context.attemptId === null) return;
+      deps.onOutboundCallIdentified?.(context.attemptId, carrier, callSid);
     },
 
     outboundStatus(report: OutboundStatusReport): void {

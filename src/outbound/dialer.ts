@@ -9,7 +9,9 @@
 //   3. a number on the do-not-call list, checked right before the dial, ends as `dnc`;
 //   4. `beginAttempt` claims the attempt durably, under the cap and the pace, before the carrier is
 //      asked; a refusal (pace, cap) puts the rest back and says when to look again;
-//   5. the carrier is asked to place the call, and its call id is recorded the moment it returns.
+//   5. the carrier is asked to place the call, and its call id is recorded the moment it returns
+//      (where that id names the request rather than the call, the call's own id replaces it once a
+//      callback brings it: `callIdentified`).
 // Outcomes come back through `attemptFinished` (status callbacks and call records, from the code
 // that owns the carrier), once per attempt whatever the number of callbacks.
 //
@@ -127,6 +129,8 @@ export class Dialer {
   private readonly local = new Map<string, CampaignLocal>();
   /** Attempts this process is asking the carrier to place right now. */
   private readonly dispatching = new Set<string>();
+  /** Attempt id → the identification of its call in progress (`callIdentified`). */
+  private readonly identifying = new Map<string, Promise<boolean>>();
   /** Attempt id → when to next ask the carrier about it. */
   private readonly statusChecks = new Map<string, number>();
   private readonly busy = new Set<Promise<unknown>>();
@@ -199,6 +203,25 @@ export class Dialer {
     if (!attempt) return false;
     if (attempt.callSid !== null) return attempt.callSid === callSid;
     return this.deps.store.recordCallSid(parsed.campaignId, attemptId, callSid);
+  }
+
+  /**
+   * A callback named an attempt's call by the carrier's own id, where the carrier answered the
+   * request to place it with another (Plivo's request UUID): the attempt follows the call by this id
+   * from now on, for status reads, hang-ups and its results. A report that finishes the same attempt
+   * waits for this first (`finishRef`), so the finished attempt keeps the call's id.
+   */
+  callIdentified(attemptId: string, callSid: string): Promise<boolean> {
+    const parsed = parseAttemptId(attemptId);
+    if (!parsed) return Promise.resolve(false);
+    const before = this.identifying.get(attemptId) ?? Promise.resolve(true);
+    const work = before.then(() => this.deps.store.identifyCall(parsed.campaignId, attemptId, callSid));
+    const settled = work.catch(() => false);
+    this.identifying.set(attemptId, settled);
+    void settled.then(() => {
+      if (this.identifying.get(attemptId) === settled) this.identifying.delete(attemptId);
+    });
+    return this.track(work);
   }
 
   /** The agent refused a session (429) for one of the campaign's calls: dial fewer for a while. */
@@ -442,11 +465,16 @@ export class Dialer {
     const { store, originator, metrics } = this.deps;
     metrics.campaignDialsStarted.inc();
     if (!(await store.recordCallSid(campaign.id, attempt.id, callSid))) {
-      this.log.debug({ attemptId: attempt.id, callSid }, 'the call ended before its id was recorded');
+      this.log.debug(
+        { attemptId: attempt.id, callSid },
+        'the call ended, or a callback named it, before this id was recorded',
+      );
     }
-    // A cancel that came while the carrier was placing this call could not hang it up: do it now.
+    // A cancel that came while the carrier was placing this call could not hang it up: do it now,
+    // by the call's own id if a callback has named it meanwhile.
     if ((await store.getCampaign(campaign.id))?.state === 'cancelled') {
-      await originator.hangup(callSid, campaign.spec.carrier).catch((err: Error) => {
+      const current = (await store.getOpenAttempt(campaign.id, attempt.id))?.callSid ?? callSid;
+      await originator.hangup(current, campaign.spec.carrier).catch((err: Error) => {
         this.log.warn(
           { attemptId: attempt.id, err: err.message },
           'could not hang up a call of a cancelled campaign',
@@ -498,6 +526,7 @@ export class Dialer {
     let attempt: OpenAttempt | null;
     if ('callSid' in ref) attempt = await store.findAttemptByCallSid(ref.callSid);
     else {
+      await this.identifying.get(ref.attemptId);
       const parsed = parseAttemptId(ref.attemptId);
       attempt = parsed ? await store.getOpenAttempt(parsed.campaignId, ref.attemptId) : null;
     }

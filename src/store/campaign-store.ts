@@ -172,8 +172,19 @@ export interface DialAttempts {
    * number of concurrent callers for one contact succeeds.
    */
   beginAttempt(input: BeginAttempt): Promise<BeginResult>;
-  /** Records the carrier's call id on an open attempt. False when the attempt is not open. */
+  /**
+   * Records the id the carrier answered the request to place the call with, on an open attempt that
+   * has none yet. False when the attempt is not open or already has one (its call was identified
+   * first, by a callback that raced the carrier's answer).
+   */
   recordCallSid(campaignId: string, attemptId: string, callSid: string): Promise<boolean>;
+  /**
+   * Replaces an open attempt's call id with the carrier's own id of the call, learned from its first
+   * callback where the request to place it was answered with another (Plivo's request UUID). From
+   * then on the attempt is found, read, hung up and reported by this id; the old one no longer finds
+   * it. False when the attempt is not open.
+   */
+  identifyCall(campaignId: string, attemptId: string, callSid: string): Promise<boolean>;
   getOpenAttempt(campaignId: string, attemptId: string): Promise<OpenAttempt | null>;
   /** The open attempt a carrier call id belongs to. */
   findAttemptByCallSid(callSid: string): Promise<OpenAttempt | null>;

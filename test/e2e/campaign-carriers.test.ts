@@ -40,6 +40,20 @@ interface ContactView {
   phone: string;
   state: string;
   outcome: string | null;
+  attempts: Array<{ callSid: string | null; durationMs: number | null }>;
+}
+
+async function resultsCsv(campaignPath: string): Promise<Array<Record<string, string>>> {
+  const res = await fetch(`${server.baseUrl}${campaignPath}/results.csv`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
+  expect(res.status).toBe(200);
+  // No cell of these contacts holds a comma or a quote.
+  const [header, ...rows] = (await res.text())
+    .trim()
+    .split('\n')
+    .map((line) => line.split(','));
+  return rows.map((cells) => Object.fromEntries(header!.map((name, i) => [name, cells[i] ?? ''])));
 }
 
 const CONTACTS = {
@@ -92,6 +106,21 @@ describe.each([
     expect(voicemail.turns[0]!.heardMs).toBe(voicemail.turns[0]!.sentMs);
     const busy = mine.find((call) => call.to === '+12125550172')!;
     expect(busy).toMatchObject({ endReason: 'carrier_busy', carrierStatus: { status: 'busy' } });
+
+    // Each attempt follows its call by the carrier's own id (for Plivo, the CallUUID its webhooks
+    // brought, not the request UUID its create request was answered with): it names the call's
+    // record, and the results carry the record's duration.
+    const rows = await resultsCsv(path);
+    for (const contact of contacts) {
+      const callSid = contact.attempts.at(-1)?.callSid;
+      const record = mine.find((call) => call.callSid === callSid);
+      expect(record, `${contact.phone}: no record for call ${callSid}`).toMatchObject({ to: contact.phone });
+      const row = rows.find((r) => r.phone === contact.phone);
+      expect(row?.duration_seconds).toBe(String(Math.round(record!.durationMs / 1000)));
+    }
+    for (const phone of ['+12125550100', '+12125550150']) {
+      expect(Number(rows.find((r) => r.phone === phone)?.duration_seconds)).toBeGreaterThan(0);
+    }
     expect(server.errorLogs().count, server.errorLogs().first.join('\n')).toBe(0);
   }, 90_000);
 });

@@ -20,6 +20,8 @@ export interface FakeIntake extends CallIntake {
   /** Outbound calls' final statuses and detection verdicts the routes reported. */
   statuses: OutboundStatusReport[];
   verdicts: Array<{ carrier: string; callSid: string; report: VerdictReport }>;
+  /** Outbound calls' own ids the routes learned from callbacks, with the attempt each names. */
+  identified: Array<{ carrier: string; attemptId: string | null; callSid: string }>;
   /** The PreparedCall returned for each announced call, in order. */
   prepared: PreparedCall[];
 }
@@ -38,7 +40,11 @@ export function createFakeIntake(opts: { mediaBase?: string } = {}): FakeIntake 
     refusals: [],
     statuses: [],
     verdicts: [],
+    identified: [],
     outboundContext: () => null,
+    outboundCallIdentified(carrier, context, callSid) {
+      intake.identified.push({ carrier, attemptId: context.attemptId, callSid });
+    },
     outboundStatus(report) {
       intake.statuses.push(report);
     },

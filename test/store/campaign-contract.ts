@@ -492,6 +492,48 @@ export function campaignStoreContract(name: string, harness: () => Promise<Store
       });
     });
 
+    it('replaces a request id with the call id the first callback brings, and keeps the first recorded otherwise', async () => {
+      const id = await campaign('running', contacts(2));
+      const begun = await begin(store, id, 1);
+      if (!begun.ok) throw new Error(begun.reason);
+      expect(await store.recordCallSid(id, begun.attempt.id, 'req-1')).toBe(true);
+      // A second answer to the place request does not overwrite the first.
+      expect(await store.recordCallSid(id, begun.attempt.id, 'req-2')).toBe(false);
+      expect(await store.identifyCall(id, begun.attempt.id, 'call-1')).toBe(true);
+      expect(await store.identifyCall(id, begun.attempt.id, 'call-1')).toBe(true);
+      const other = await open();
+      expect(await other.getOpenAttempt(id, begun.attempt.id)).toMatchObject({ callSid: 'call-1' });
+      expect(await other.findAttemptByCallSid('call-1')).toMatchObject({ id: begun.attempt.id });
+      expect(await other.findAttemptByCallSid('req-1')).toBeNull();
+      expect((await other.openAttempts(id))[0]).toMatchObject({ callSid: 'call-1' });
+      expect((await other.getContact(id, 1))?.attempts[0]).toMatchObject({ callSid: 'call-1' });
+      // The carrier's late answer to the place request leaves the identified call alone.
+      expect(await store.recordCallSid(id, begun.attempt.id, 'req-1')).toBe(false);
+      expect(await store.getOpenAttempt(id, begun.attempt.id)).toMatchObject({ callSid: 'call-1' });
+
+      // A callback that comes before the carrier's answer: the call id is set, the answer is kept out.
+      const second = await begin(store, id, 2);
+      if (!second.ok) throw new Error(second.reason);
+      expect(await store.identifyCall(id, second.attempt.id, 'call-2')).toBe(true);
+      expect(await store.recordCallSid(id, second.attempt.id, 'req-2')).toBe(false);
+      expect(await store.findAttemptByCallSid('call-2')).toMatchObject({ id: second.attempt.id });
+
+      await store.finishAttempt({
+        campaignId: id,
+        attemptId: begun.attempt.id,
+        nowMs: T0 + 30_000,
+        result: { kind: 'counted', outcome: 'completed', details: { durationMs: 12_000 } },
+        next: { state: 'done', outcome: 'completed' },
+      });
+      expect((await store.getContact(id, 1))?.attempts[0]).toMatchObject({
+        callSid: 'call-1',
+        outcome: 'completed',
+      });
+      expect(await store.identifyCall(id, begun.attempt.id, 'call-late')).toBe(false);
+      expect(await store.identifyCall(id, `${id}.9.1`, 'call-none')).toBe(false);
+      expect(await store.findAttemptByCallSid('call-late')).toBeNull();
+    });
+
     it('keeps campaigns, contacts, attempts and the list when the store is opened again', async () => {
       const id = await campaign('running', contacts(2));
       const begun = await begin(store, id, 1);

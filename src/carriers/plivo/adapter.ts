@@ -46,7 +46,7 @@ export function createPlivoAdapter(
       timeoutMs: PLIVO_REST_TIMEOUT_MS,
     });
 
-  const counted = async (operation: string, request: Promise<void>): Promise<void> => {
+  const counted = async (operation: string, request: Promise<unknown>): Promise<void> => {
     try {
       await request;
       deps.metrics.carrierApiRequests.inc({ carrier: 'plivo', operation, outcome: 'ok' });

@@ -4,9 +4,11 @@
 // outbound context rides in each URL's query (Plivo signs the URL with its query), so every webhook
 // of the call names its attempt.
 //
-// Plivo answers a create request with a request UUID, not the call's own CallUUID (which first
-// arrives with the call's webhooks): the dialer holds the request UUID, and asks about and hangs
-// up the call by it.
+// Plivo answers a create request with a request UUID, not the call's own CallUUID, which first
+// arrives with the call's webhooks (the routes then hand it to the core, which the attempt follows
+// from then on). So the id asked about here is a CallUUID, or, for a call no webhook has named yet
+// (queued or ringing), the request UUID: the call's paths are tried first, then the request's
+// (docs/protocols/plivo.md section 9).
 import { CarrierApiError } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
 import type { CallPlacer, PlaceCallRequest } from '../placer.js';
@@ -64,11 +66,15 @@ export function createPlivoPlacer(opts: PlivoPlacerOptions): CallPlacer {
       return { callSid: placed.requestUuid };
     },
 
-    status(callSid: string): Promise<CarrierCallState> {
-      return opts.rest.status(callSid);
+    async status(callSid: string): Promise<CarrierCallState> {
+      const call = (await opts.rest.status(callSid)) ?? (await opts.rest.queuedStatus(callSid));
+      return call ?? { callSid, status: 'unknown', carrierStatus: 'unknown' };
     },
 
-    // The REST client already takes a 404 as a call that has ended.
-    hangup: (callSid: string) => opts.rest.hangup(callSid),
+    // Neither a call nor a request by this id: it has ended, which is what was asked.
+    async hangup(callSid: string): Promise<void> {
+      if (await opts.rest.hangup(callSid)) return;
+      await opts.rest.cancelRequest(callSid);
+    },
   };
 }

@@ -38,11 +38,19 @@ export interface PlivoOriginated {
 }
 
 export interface PlivoRest {
-  hangup(callSid: string): Promise<void>;
+  /** Hangs up a call by its CallUUID; resolves false when Plivo knows no such call (it has ended). */
+  hangup(callSid: string): Promise<boolean>;
   transfer(callSid: string, target: string): Promise<void>;
   originate(request: PlivoOriginateRequest): Promise<PlivoOriginated>;
-  /** A live call's `call_status`, else the ended call's `call_state`, in the common status words. */
-  status(callSid: string): Promise<CarrierCallState>;
+  /**
+   * A live call's `call_status`, else the ended call's `call_state`, in the common status words; null
+   * when Plivo knows no call by this CallUUID.
+   */
+  status(callSid: string): Promise<CarrierCallState | null>;
+  /** A queued request's `call_status`, by its request UUID; null once it is no longer queued. */
+  queuedStatus(requestUuid: string): Promise<CarrierCallState | null>;
+  /** Cancels a request whose call is not answered yet; resolves false when Plivo has no such request. */
+  cancelRequest(requestUuid: string): Promise<boolean>;
 }
 
 export const PLIVO_TRANSFER_PATH = '/carriers/plivo/transfer';
@@ -70,7 +78,9 @@ function lookup(table: Readonly<Record<string, CarrierCallStatus>>, word: string
 }
 
 export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
-  const callsUrl = `${options.apiUrl.replace(/\/+$/, '')}/v1/Account/${encodeURIComponent(options.authId)}/Call/`;
+  const accountUrl = `${options.apiUrl.replace(/\/+$/, '')}/v1/Account/${encodeURIComponent(options.authId)}`;
+  const callsUrl = `${accountUrl}/Call/`;
+  const requestUrl = (requestUuid: string) => `${accountUrl}/Request/${encodeURIComponent(requestUuid)}/`;
   // Built once; the token lives only in this header, never in a message or URL.
   const authorization = `Basic ${Buffer.from(`${options.authId}:${options.authToken}`).toString('base64')}`;
   const callUrl = (callSid: string) => `${callsUrl}${encodeURIComponent(callSid)}/`;
@@ -107,7 +117,32 @@ export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
   return {
     async hangup(callSid) {
       // 404: Plivo no longer knows the call as live, so it has ended.
-      await call('hang up call', 'DELETE', callUrl(callSid), undefined, { notFoundIsDone: true });
+      const answer = await call('hang up call', 'DELETE', callUrl(callSid), undefined, {
+        notFoundIsDone: true,
+      });
+      return answer.status !== 404;
+    },
+
+    async cancelRequest(requestUuid) {
+      const answer = await call('cancel call request', 'DELETE', requestUrl(requestUuid), undefined, {
+        notFoundIsDone: true,
+      });
+      return answer.status !== 404;
+    },
+
+    async queuedStatus(requestUuid) {
+      const queued = await call(
+        'read call request status',
+        'GET',
+        `${callUrl(requestUuid)}?status=queued`,
+        undefined,
+        { notFoundIsDone: true },
+      );
+      if (queued.status === 404) return null;
+      const word = boundedStatusWord((queued.body as { call_status?: unknown } | undefined)?.call_status);
+      // Plivo still holds the request, so its call is not answered yet, whatever word it gives.
+      const status = Object.hasOwn(LIVE_STATUSES, word) ? LIVE_STATUSES[word]! : 'queued';
+      return { callSid: requestUuid, status, carrierStatus: word };
     },
 
     async transfer(callSid, target) {
@@ -164,7 +199,7 @@ export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
       const ended = await call('read call status', 'GET', callUrl(callSid), undefined, {
         notFoundIsDone: true,
       });
-      if (ended.status === 404) return { callSid, status: 'unknown', carrierStatus: 'unknown' };
+      if (ended.status === 404) return null;
       const word = boundedStatusWord((ended.body as { call_state?: unknown } | undefined)?.call_state);
       return { callSid, status: lookup(ENDED_STATES, word), carrierStatus: word };
     },

@@ -123,9 +123,25 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     return uuid;
   }
 
+  /**
+   * An outbound call's webhook brings its CallUUID, which the create request's answer did not (it
+   * named the request: `RequestUUID` here): the attempt follows the call by it from now on.
+   */
+  function identify(context: OutboundContext, callSid: string, params: PlivoParams): void {
+    const requestUuid = field(params, 'RequestUUID');
+    if (requestUuid !== '' && requestUuid !== callSid) {
+      log.debug({ callSid, requestUuid: requestUuid.slice(0, 64) }, 'plivo call named for its request');
+    }
+    intake.outboundCallIdentified('plivo', context, callSid);
+  }
+
   async function answer(req: FastifyRequest, reply: FastifyReply) {
     const params = readVerified(req);
     const callSid = callUuid(params);
+    // An outbound call's context rides on the answer URL it was placed with (signed with it).
+    const context = answerContext(req.url);
+    const opened = context === undefined ? null : intake.outboundContext(context);
+    if (opened !== null) identify(opened, callSid, params);
     const admission = intake.admit('plivo');
     reply.header('content-type', XML);
     if (admission !== 'admitted') {
@@ -144,8 +160,6 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       direction: field(params, 'Direction') === 'outbound' ? 'outbound' : 'inbound',
       mediaFormat: MULAW_8K,
     };
-    // An outbound call's context rides on the answer URL it was placed with (signed with it).
-    const context = answerContext(req.url);
     if (context !== undefined) announcement.context = context;
     const prepared = intake.prepare(announcement);
     log.info({ callSid, profile: prepared.profile }, 'plivo answer URL answered with a media stream');
@@ -192,6 +206,8 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
         intake.refused('plivo', 'malformed');
         throw new BadRequestError('CallStatus and HangupCause name no final status');
       }
+      // A call never answered has no webhook before this one.
+      identify(context, callSid, params);
       intake.outboundStatus({
         carrier: 'plivo',
         callSid,
@@ -216,7 +232,8 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       intake.refused('plivo', 'malformed');
       throw new BadRequestError('Machine must be true or false');
     }
-    outboundContext(req);
+    const context = outboundContext(req);
+    if (context) identify(context, callSid, params);
     intake.machineVerdict('plivo', callSid, report);
     return reply.code(200).send();
   }

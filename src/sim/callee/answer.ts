@@ -147,7 +147,12 @@ async function playCallee(
     env: opts.env ?? {},
     timeoutMs: CALLBACK_TIMEOUT_MS,
     signal: hangup.signal,
-    outbound: { answerUrl: call.answerUrl, callSid: call.callSid, accountSid: call.accountSid },
+    outbound: {
+      answerUrl: call.answerUrl,
+      callSid: call.callSid,
+      ...(call.requestId === undefined ? {} : { requestId: call.requestId }),
+      accountSid: call.accountSid,
+    },
   });
   if (answer.kind !== 'stream') {
     // The carrier plays an application error and hangs up: the call was answered, then completed.

@@ -13,6 +13,8 @@ export interface SimApiAction {
 export interface SimCallRecord {
   carrier: string;
   callSid: string;
+  /** The id the create request was answered with, where it is not the call's (Plivo `request_uuid`). */
+  requestId?: string;
   createdAtMs: number;
   /** `ringing` until answered; `ended` once hung up, rejected or transferred away. */
   state: 'ringing' | 'answered' | 'ended';
@@ -55,6 +57,14 @@ export class SimCallLog {
 
   get(callSid: string): SimCallRecord | undefined {
     return this.calls.get(callSid);
+  }
+
+  /** The call a create request made, by the id that request was answered with. */
+  byRequestId(carrier: string, requestId: string): SimCallRecord | undefined {
+    for (const call of this.calls.values()) {
+      if (call.carrier === carrier && call.requestId === requestId) return call;
+    }
+    return undefined;
   }
 
   /** The call's record, created on the first request about it. */

@@ -25,6 +25,8 @@ export interface SimApiReply {
 export interface PlacedSimCall {
   carrier: string;
   callSid: string;
+  /** The id the create request was answered with, where it is not the call's (Plivo `request_uuid`). */
+  requestId?: string;
   accountSid: string;
   to: string;
   from: string;

@@ -22,6 +22,8 @@ export interface SimCallSpec {
   outbound?: {
     answerUrl: string;
     callSid: string;
+    /** The id the create request answered with, when the carrier names the call apart (Plivo). */
+    requestId?: string;
     accountSid: string;
     /** The client state the call was created with, which the carrier returns (Telnyx). */
     clientState?: string | null;

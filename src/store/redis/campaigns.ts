@@ -42,6 +42,7 @@ import {
 import {
   beginOnContact,
   bucketCapacity,
+  callSidOnContact,
   closeOnContact,
   decodeCursor,
   emptyTally,
@@ -165,9 +166,12 @@ redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', now - tonumber(ARGV[10]))
 return {'ok'}
 `);
 
-// KEYS: open, contacts; ARGV: attempt id, new attempt JSON, seq, expected contact, new contact
+// KEYS: open, contacts
+// ARGV: attempt id, new attempt JSON, seq, expected contact, new contact, expected attempt JSON
 const setCallSid = redisScript(`
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 'not_open' end
+local open = redis.call('HGET', KEYS[1], ARGV[1])
+if not open then return 'not_open' end
+if open ~= ARGV[6] then return 'stale' end
 if redis.call('HGET', KEYS[2], ARGV[3]) ~= ARGV[4] then return 'stale' end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[5])
@@ -293,6 +297,44 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
       return writeContact(id, json, contact, closeOnContact(contact, close));
     });
     return closed === true;
+  }
+
+  /**
+   * Sets an open attempt's call id (and its contact's copy) and indexes the attempt by it: only
+   * while it has none, unless `replace`. The open attempt and the contact are both compared on write.
+   */
+  async function writeCallSid(id: string, attemptIdValue: string, callSid: string, replace: boolean) {
+    const keys = k(id);
+    for (let tries = 0; tries < MAX_CAS_TRIES; tries++) {
+      const openJson = await client.hget(keys.open, attemptIdValue);
+      if (openJson === null) return false;
+      const open = JSON.parse(openJson) as OpenAttempt;
+      if (open.callSid === callSid) return true;
+      if (open.callSid !== null && !replace) return false;
+      const contactJson = await rawContact(id, open.contactId);
+      if (contactJson === null) return false;
+      const contact = readContact(contactJson);
+      const next = callSidOnContact(contact, attemptIdValue, callSid);
+      const reply = await setCallSid(
+        client,
+        [keys.open, keys.contacts],
+        [
+          attemptIdValue,
+          JSON.stringify({ ...open, callSid }),
+          String(contact.seq),
+          contactJson,
+          JSON.stringify(next),
+          openJson,
+        ],
+      );
+      if (reply === 'not_open') return false;
+      if (reply === 'ok') {
+        await client.set(callKey(callSid), `${id} ${attemptIdValue}`, 'PX', CALL_INDEX_TTL_MS);
+        if (open.callSid !== null) await client.del(callKey(open.callSid));
+        return true;
+      }
+    }
+    throw new Error(`campaign ${id} attempt ${attemptIdValue}: lost ${MAX_CAS_TRIES} races in a row`);
   }
 
   async function expireCampaign(id: string) {
@@ -568,27 +610,8 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
       return result ?? { ok: false, reason: 'not_waiting' };
     },
 
-    async recordCallSid(id, attemptIdValue, callSid) {
-      const keys = k(id);
-      const openJson = await client.hget(keys.open, attemptIdValue);
-      if (openJson === null) return false;
-      const attempt = { ...(JSON.parse(openJson) as OpenAttempt), callSid };
-      const done = await casContact(id, attempt.contactId, async (contact, json) => {
-        const next = {
-          ...contact,
-          attempts: contact.attempts.map((a) => (a.id === attemptIdValue ? { ...a, callSid } : a)),
-        };
-        const reply = await setCallSid(
-          client,
-          [keys.open, keys.contacts],
-          [attemptIdValue, JSON.stringify(attempt), String(contact.seq), json, JSON.stringify(next)],
-        );
-        return reply === 'stale' ? 'stale' : reply === 'ok';
-      });
-      if (done !== true) return false;
-      await client.set(callKey(callSid), `${id} ${attemptIdValue}`, 'PX', CALL_INDEX_TTL_MS);
-      return true;
-    },
+    recordCallSid: (id, attemptIdValue, callSid) => writeCallSid(id, attemptIdValue, callSid, false),
+    identifyCall: (id, attemptIdValue, callSid) => writeCallSid(id, attemptIdValue, callSid, true),
 
     async getOpenAttempt(id, attemptIdValue) {
       const json = await client.hget(k(id).open, attemptIdValue);

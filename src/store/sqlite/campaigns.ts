@@ -353,10 +353,13 @@ export function sqliteCampaigns(db: Database, now: Clock): SqliteCampaigns {
     return { ok: true, attempt: begun.attempt, contact: begun.contact };
   });
 
-  const recordCall = db.transaction((campaignId: string, id: string, callSid: string) => {
+  const recordCall = db.transaction((campaignId: string, id: string, callSid: string, replace: boolean) => {
     const row = q.attempt.get(id, campaignId);
     if (!row) return false;
-    const attempt = { ...(JSON.parse(row.record) as OpenAttempt), callSid };
+    const open = JSON.parse(row.record) as OpenAttempt;
+    if (open.callSid === callSid) return true;
+    if (open.callSid !== null && !replace) return false;
+    const attempt = { ...open, callSid };
     q.setCallSid.run(callSid, JSON.stringify(attempt), id);
     const contact = readStoredContact(campaignId, attempt.contactId);
     if (contact) saveContact(callSidOnContact(contact, id, callSid));
@@ -477,7 +480,10 @@ export function sqliteCampaigns(db: Database, now: Clock): SqliteCampaigns {
       return begin.immediate(input);
     },
     async recordCallSid(campaignId, id, callSid) {
-      return recordCall.immediate(campaignId, id, callSid);
+      return recordCall.immediate(campaignId, id, callSid, false);
+    },
+    async identifyCall(campaignId, id, callSid) {
+      return recordCall.immediate(campaignId, id, callSid, true);
     },
     async getOpenAttempt(campaignId, id) {
       const row = q.attempt.get(id, campaignId);

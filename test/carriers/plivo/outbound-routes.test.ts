@@ -231,3 +231,92 @@ describe("plivo's machine-detection URL", () => {
     expect(intake.verdicts).toEqual([]);
   });
 });
+
+describe("plivo's webhooks name an outbound call's CallUUID for its attempt", () => {
+  /** The intake's reports in the order the routes made them. */
+  function inOrder(): string[] {
+    const order: string[] = [];
+    const { outboundCallIdentified, outboundStatus } = intake;
+    intake.outboundCallIdentified = (...args) => {
+      order.push(`identified ${args[2]}`);
+      outboundCallIdentified(...args);
+    };
+    intake.outboundStatus = (report) => {
+      order.push(`status ${report.callSid}`);
+      outboundStatus(report);
+    };
+    return order;
+  }
+
+  it('names the CallUUID of a hang-up with its RequestUUID before the final status', async () => {
+    const baseUrl = await start();
+    const order = inOrder();
+    const params = hangupParams({ CallStatus: 'cancel', HangupCause: 'ORIGINATOR_CANCEL' });
+    expect(params.RequestUUID).not.toBe(params.CallUUID);
+    expect((await postPlivo(baseUrl, HANGUP, params, valid)).status).toBe(200);
+    expect(intake.identified).toEqual([
+      { carrier: 'plivo', attemptId: CONTEXT.attemptId, callSid: params.CallUUID },
+    ]);
+    expect(order).toEqual([`identified ${params.CallUUID}`, `status ${params.CallUUID}`]);
+  });
+
+  it('names it from the answer URL of a call it placed, and not for an inbound call', async () => {
+    const baseUrl = await start();
+    const CallUUID = newCallUuid();
+    const answer = {
+      CallUUID,
+      RequestUUID: newCallUuid(),
+      From: '12125550199',
+      To: '12125550172',
+      Direction: 'outbound',
+      CallStatus: 'in-progress',
+    };
+    const res = await postPlivo(baseUrl, `/carriers/plivo/answer?context=${SEALED}`, answer, valid);
+    expect(res.status, res.body).toBe(200);
+    expect(intake.identified).toEqual([
+      { carrier: 'plivo', attemptId: CONTEXT.attemptId, callSid: CallUUID },
+    ]);
+    await postPlivo(baseUrl, '/carriers/plivo/answer', { ...answer, CallUUID: newCallUuid() }, valid);
+    expect(intake.identified).toHaveLength(1);
+  });
+
+  it('names it from the machine-detection verdict', async () => {
+    const baseUrl = await start();
+    const CallUUID = newCallUuid();
+    const params = { CallUUID, RequestUUID: newCallUuid(), Machine: 'false' };
+    expect((await postPlivo(baseUrl, MACHINE, params, valid)).status).toBe(200);
+    expect(intake.identified).toEqual([
+      { carrier: 'plivo', attemptId: CONTEXT.attemptId, callSid: CallUUID },
+    ]);
+  });
+
+  it('names it without a RequestUUID too: the context names the attempt', async () => {
+    const baseUrl = await start();
+    const params = hangupParams();
+    delete params.RequestUUID;
+    expect((await postPlivo(baseUrl, HANGUP, params, valid)).status).toBe(200);
+    expect(intake.identified).toEqual([
+      { carrier: 'plivo', attemptId: CONTEXT.attemptId, callSid: params.CallUUID },
+    ]);
+  });
+
+  it.each([
+    ['a malformed CallUUID', HANGUP, { CallUUID: 'not a uuid/..' }, valid],
+    ['no final status', HANGUP, { CallStatus: '', HangupCause: '' }, valid],
+    ['a forged context', '/carriers/plivo/hangup?context=c1.x.y', {}, valid],
+    ['a bad signature', HANGUP, {}, { kind: 'forged', publicUrl: PUBLIC_URL } as PlivoSigning],
+  ])('names nothing for a hang-up with %s', async (_name, path, overrides, signing) => {
+    const baseUrl = await start();
+    const res = await postPlivo(baseUrl, path, hangupParams(overrides), signing);
+    expect([400, 403]).toContain(res.status);
+    expect(intake.identified).toEqual([]);
+    expect(intake.statuses).toEqual([]);
+  });
+
+  it('names nothing from an answer URL whose context does not open', async () => {
+    const baseUrl = await start();
+    const answer = { CallUUID: newCallUuid(), RequestUUID: newCallUuid(), Direction: 'outbound' };
+    await postPlivo(baseUrl, '/carriers/plivo/answer?context=c1.x.y', answer, valid);
+    expect(intake.identified).toEqual([]);
+  });
+});

@@ -33,6 +33,7 @@ async function placer(responder: FakeApiResponder, defaultFrom: string | null = 
   return createPlivoPlacer({ rest, publicUrl: () => PUBLIC_URL, defaultFrom });
 }
 
+const CALL_PATH = (id: string) => `/v1/Account/${AUTH_ID}/Call/${id}/`;
 const fired = { status: 201, body: { api_id: 'a', message: 'call fired', request_uuid: 'req-1' } };
 const request = { to: '+12125550150', from: null, context: CONTEXT, detectMachine: true };
 
@@ -96,7 +97,7 @@ describe('the Plivo call placer', () => {
     await expect(plivo.place(request)).rejects.toMatchObject({ retryable: false });
   });
 
-  it('reads a live call, then an ended one, in the common words', async () => {
+  it('reads a call by its CallUUID: live, then ended, asking nothing of requests', async () => {
     let live = true;
     const plivo = await placer((req) => {
       if (req.path.endsWith('?status=live')) {
@@ -104,19 +105,79 @@ describe('the Plivo call placer', () => {
       }
       return { status: 200, body: { call_state: 'BUSY' } };
     });
-    expect(await plivo.status('req-1')).toEqual({
-      callSid: 'req-1',
+    expect(await plivo.status('call-1')).toEqual({
+      callSid: 'call-1',
       status: 'ringing',
       carrierStatus: 'ringing',
     });
     live = false;
-    expect(await plivo.status('req-1')).toEqual({ callSid: 'req-1', status: 'busy', carrierStatus: 'BUSY' });
+    expect(await plivo.status('call-1')).toEqual({
+      callSid: 'call-1',
+      status: 'busy',
+      carrierStatus: 'BUSY',
+    });
+    expect(api!.requests.map((r) => r.path)).toEqual([
+      `${CALL_PATH('call-1')}?status=live`,
+      `${CALL_PATH('call-1')}?status=live`,
+      CALL_PATH('call-1'),
+    ]);
   });
 
-  it('hangs up with DELETE, and takes a call Plivo no longer knows as ended', async () => {
-    const plivo = await placer(() => ({ status: 404, body: { error: 'not found' } }));
+  it('reads a call no webhook has named yet by its request UUID, as a queued request', async () => {
+    let queued = true;
+    const plivo = await placer((req) => {
+      if (req.path.endsWith('?status=queued') && queued) {
+        return { status: 200, body: { call_status: 'queued', request_uuid: 'req-1' } };
+      }
+      return { status: 404, body: { error: 'not found' } };
+    });
+    expect(await plivo.status('req-1')).toEqual({
+      callSid: 'req-1',
+      status: 'queued',
+      carrierStatus: 'queued',
+    });
+    expect(api!.requests.map((r) => r.path)).toEqual([
+      `${CALL_PATH('req-1')}?status=live`,
+      CALL_PATH('req-1'),
+      `${CALL_PATH('req-1')}?status=queued`,
+    ]);
+    // Neither a call nor a queued request: Plivo has nothing by this id.
+    queued = false;
+    expect(await plivo.status('req-1')).toEqual({
+      callSid: 'req-1',
+      status: 'unknown',
+      carrierStatus: 'unknown',
+    });
+  });
+
+  it('hangs up a call by its CallUUID with one DELETE', async () => {
+    const plivo = await placer(() => ({ status: 204 }));
+    await plivo.hangup('call-1');
+    expect(api!.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`DELETE ${CALL_PATH('call-1')}`]);
+  });
+
+  it('cancels a call no webhook has named yet by its request UUID', async () => {
+    const plivo = await placer((req) =>
+      req.path.includes('/Request/') ? { status: 204 } : { status: 404, body: { error: 'not found' } },
+    );
     await plivo.hangup('req-1');
-    expect(api!.requests[0]).toMatchObject({ method: 'DELETE', path: `/v1/Account/${AUTH_ID}/Call/req-1/` });
+    expect(api!.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `DELETE ${CALL_PATH('req-1')}`,
+      `DELETE /v1/Account/${AUTH_ID}/Request/req-1/`,
+    ]);
+  });
+
+  it('takes an id Plivo knows neither as a call nor as a request as ended', async () => {
+    const plivo = await placer(() => ({ status: 404, body: { error: 'not found' } }));
+    await expect(plivo.hangup('gone-1')).resolves.toBeUndefined();
+    expect(api!.requests).toHaveLength(2);
+  });
+
+  it('passes on a failed cancel of a request, retryable when Plivo says so', async () => {
+    const plivo = await placer((req) =>
+      req.path.includes('/Request/') ? { status: 503 } : { status: 404, body: { error: 'not found' } },
+    );
+    await expect(plivo.hangup('req-1')).rejects.toMatchObject({ retryable: true, status: 503 });
   });
 
   it('passes on a failed hang-up, retryable when Plivo says so', async () => {

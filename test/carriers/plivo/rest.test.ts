@@ -38,14 +38,14 @@ async function rejection(promise: Promise<unknown>): Promise<CarrierApiError> {
 describe('plivo REST client', () => {
   it('hangs up with DELETE and Basic auth', async () => {
     api = await startFakeCarrierApi(() => ({ status: 204 }));
-    await client().hangup(CALL);
+    expect(await client().hangup(CALL)).toBe(true);
     expect(api.requests[0]).toMatchObject({ method: 'DELETE', path: CALL_PATH, body: '' });
     expect(api.requests[0]!.authorization).toBe(BASIC);
   });
 
   it('treats hanging up a call Plivo no longer has (404) as done', async () => {
     api = await startFakeCarrierApi(() => ({ status: 404, body: { api_id: 'x', error: 'call not found' } }));
-    await expect(client().hangup(CALL)).resolves.toBeUndefined();
+    await expect(client().hangup(CALL)).resolves.toBe(false);
   });
 
   it('transfers the A leg to our transfer route, which will dial the target', async () => {
@@ -175,11 +175,47 @@ describe('plivo REST client', () => {
       carrierStatus: 'SOMETHING_NEW',
     });
 
+    // No call by this id: the caller may ask about a request by it (queuedStatus).
     api.respond(() => ({ status: 404, body: { error: 'not found' } }));
-    expect(await client().status(CALL)).toEqual({
+    expect(await client().status(CALL)).toBeNull();
+  });
+
+  it("reads a queued request's status by its request UUID, and null once Plivo no longer holds it", async () => {
+    api = await startFakeCarrierApi(() => ({
+      status: 200,
+      body: { call_status: 'queued', request_uuid: CALL },
+    }));
+    expect(await client().queuedStatus(CALL)).toEqual({
       callSid: CALL,
-      status: 'unknown',
-      carrierStatus: 'unknown',
+      status: 'queued',
+      carrierStatus: 'queued',
     });
+    expect(api.requests[0]).toMatchObject({ method: 'GET', path: `${CALL_PATH}?status=queued` });
+    expect(api.requests[0]!.authorization).toBe(BASIC);
+
+    // A word it does not know, or none: still a request not answered yet.
+    api.respond(() => ({ status: 200, body: { call_status: '<b>' } }));
+    expect(await client().queuedStatus(CALL)).toMatchObject({ status: 'queued', carrierStatus: 'unknown' });
+
+    api.respond(() => ({ status: 404, body: { error: 'not found' } }));
+    expect(await client().queuedStatus(CALL)).toBeNull();
+
+    api.respond(() => ({ status: 500, body: { error: 'oops' } }));
+    expect(await rejection(client().queuedStatus(CALL))).toMatchObject({ status: 500, retryable: true });
+  });
+
+  it('cancels a request with DELETE …/Request/{uuid}/, false when Plivo has none', async () => {
+    api = await startFakeCarrierApi(() => ({ status: 204 }));
+    expect(await client().cancelRequest(CALL)).toBe(true);
+    expect(api.requests[0]).toMatchObject({
+      method: 'DELETE',
+      path: `/v1/Account/${AUTH_ID}/Request/${CALL}/`,
+      body: '',
+    });
+    expect(api.requests[0]!.authorization).toBe(BASIC);
+    api.respond(() => ({ status: 404, body: { error: 'not found' } }));
+    expect(await client().cancelRequest(CALL)).toBe(false);
+    api.respond(() => ({ status: 401, body: { error: 'authentication failed' } }));
+    expect(await rejection(client().cancelRequest(CALL))).toMatchObject({ status: 401, retryable: false });
   });
 });

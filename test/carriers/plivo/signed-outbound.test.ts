@@ -23,7 +23,8 @@ beforeAll(async () => {
     onPlaced: simulatedCallee({
       timeScale: 0.1,
       env: { PLIVO_AUTH_TOKEN: AUTH_TOKEN },
-      onCallEnded: (result) => ended.get(result.callSid)?.(result),
+      // The server knows a placed call by the request UUID Plivo answered with; the callee by its CallUUID.
+      onCallEnded: (result) => ended.get(sim.calls.get(result.callSid)?.requestId ?? '')?.(result),
     }),
   });
   server = await startServer({
@@ -52,9 +53,11 @@ async function call(body: Record<string, unknown>): Promise<{ callee: SimCalleeR
   expect(res.status, JSON.stringify(placed)).toBe(201);
   expect(placed.carrier).toBe('plivo');
   const callee = await new Promise<SimCalleeResult>((resolve) => ended.set(placed.callSid, resolve));
+  // The record is kept under the CallUUID the webhooks brought.
+  expect(callee.callSid).not.toBe(placed.callSid);
   let record: CallRecord | null = null;
   for (let i = 0; i < 100 && record === null; i++) {
-    record = await server.store.getCallRecord(placed.callSid);
+    record = await server.store.getCallRecord(callee.callSid);
     if (record === null) await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return { callee, record: record! };

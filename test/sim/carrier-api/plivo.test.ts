@@ -57,12 +57,15 @@ const VALID = {
 };
 
 describe('simulated carrier API: Plivo outbound calls', () => {
-  it('places a call and hands it to the callee with its URLs, named by its request UUID', async () => {
+  it('places a call and hands it to the callee with its URLs, its CallUUID apart from the request UUID', async () => {
     const { requestUuid } = await rest().originate(ORIGINATE);
+    const callUuid = placed[0]!.callSid;
+    expect(callUuid).not.toBe(requestUuid);
     expect(placed).toEqual([
       {
         carrier: 'plivo',
-        callSid: requestUuid,
+        callSid: callUuid,
+        requestId: requestUuid,
         accountSid: AUTH_ID,
         to: '+12125550150',
         from: '+12125550199',
@@ -71,7 +74,9 @@ describe('simulated carrier API: Plivo outbound calls', () => {
         amdUrl: ORIGINATE.machineDetectionUrl,
       },
     ]);
-    expect(sim.calls.get(requestUuid)!.requests[0]!.body).toMatchObject({
+    expect(sim.calls.get(requestUuid)).toBeUndefined();
+    expect(sim.calls.get(callUuid)).toMatchObject({ requestId: requestUuid, status: 'queued' });
+    expect(sim.calls.get(callUuid)!.requests[0]!.body).toMatchObject({
       ring_timeout: 30,
       machine_detection: 'true',
       answer_method: 'POST',
@@ -79,27 +84,82 @@ describe('simulated carrier API: Plivo outbound calls', () => {
     });
   });
 
-  it('reports ringing and answered calls as live, then how they ended', async () => {
-    const { requestUuid } = await rest().originate({ ...ORIGINATE, machineDetection: undefined });
+  it('reports ringing and answered calls as live by their CallUUID, then how they ended', async () => {
+    await rest().originate({ ...ORIGINATE, machineDetection: undefined });
     expect(placed[0]!.amdUrl).toBeNull();
-    sim.calls.update(requestUuid, (call) => {
+    const callUuid = placed[0]!.callSid;
+    sim.calls.update(callUuid, (call) => {
       call.status = 'ringing';
     });
-    expect(await rest().status(requestUuid)).toMatchObject({ status: 'ringing', carrierStatus: 'ringing' });
-    sim.calls.update(requestUuid, (call) => {
+    expect(await rest().status(callUuid)).toMatchObject({ status: 'ringing', carrierStatus: 'ringing' });
+    sim.calls.update(callUuid, (call) => {
       call.state = 'answered';
       call.status = 'in-progress';
     });
-    expect(await rest().status(requestUuid)).toMatchObject({ status: 'in-progress' });
-    await rest().hangup(requestUuid);
-    expect(await rest().status(requestUuid)).toMatchObject({ status: 'completed', carrierStatus: 'ANSWER' });
+    expect(await rest().status(callUuid)).toMatchObject({ status: 'in-progress' });
+    expect(await rest().hangup(callUuid)).toBe(true);
+    expect(await rest().status(callUuid)).toMatchObject({ status: 'completed', carrierStatus: 'ANSWER' });
     // Hanging up a call that has ended is not an error.
-    await rest().hangup(requestUuid);
-    sim.calls.update(requestUuid, (call) => {
+    expect(await rest().hangup(callUuid)).toBe(false);
+    sim.calls.update(callUuid, (call) => {
       call.status = 'busy';
     });
-    expect(await rest().status(requestUuid)).toMatchObject({ status: 'busy', carrierStatus: 'BUSY' });
-    expect(await rest().status('00000000-0000-4000-8000-000000000000')).toMatchObject({ status: 'unknown' });
+    expect(await rest().status(callUuid)).toMatchObject({ status: 'busy', carrierStatus: 'BUSY' });
+    expect(await rest().status('00000000-0000-4000-8000-000000000000')).toBeNull();
+  });
+
+  it('knows a call by its request UUID only as a queued request, until it is answered', async () => {
+    const { requestUuid } = await rest().originate(ORIGINATE);
+    const callUuid = placed[0]!.callSid;
+    // The call paths know the CallUUID only.
+    expect(await rest().status(requestUuid)).toBeNull();
+    expect(await rest().hangup(requestUuid)).toBe(false);
+    expect(sim.calls.get(callUuid)).toMatchObject({ state: 'ringing', status: 'queued' });
+    expect(await rest().queuedStatus(requestUuid)).toEqual({
+      callSid: requestUuid,
+      status: 'queued',
+      carrierStatus: 'queued',
+    });
+    sim.calls.update(callUuid, (call) => {
+      call.status = 'ringing';
+    });
+    expect(await rest().queuedStatus(requestUuid)).toMatchObject({ status: 'ringing' });
+    // The queued read takes a request UUID, not a CallUUID.
+    expect(await rest().queuedStatus(callUuid)).toBeNull();
+    sim.calls.update(callUuid, (call) => {
+      call.state = 'answered';
+      call.status = 'in-progress';
+    });
+    expect(await rest().queuedStatus(requestUuid)).toBeNull();
+    expect(await rest().cancelRequest(requestUuid)).toBe(false);
+    expect(sim.calls.get(callUuid)).toMatchObject({ state: 'answered' });
+  });
+
+  it('cancels a ringing call by its request UUID, once', async () => {
+    const { requestUuid } = await rest().originate(ORIGINATE);
+    const callUuid = placed[0]!.callSid;
+    expect(await rest().cancelRequest(requestUuid)).toBe(true);
+    expect(sim.calls.get(callUuid)).toMatchObject({ state: 'ended', status: 'canceled' });
+    expect(sim.calls.get(callUuid)!.requests.map((r) => r.action)).toEqual(['create', 'cancel']);
+    expect(await rest().status(callUuid)).toMatchObject({ status: 'canceled', carrierStatus: 'CANCEL' });
+    expect(await rest().cancelRequest(requestUuid)).toBe(false);
+    expect(await rest().cancelRequest(callUuid)).toBe(false);
+    expect(await rest().cancelRequest('00000000-0000-4000-8000-000000000000')).toBe(false);
+  });
+
+  it('refuses a cancel or queued read without credentials for the account', async () => {
+    const { requestUuid } = await rest().originate(ORIGINATE);
+    const other = `Basic ${Buffer.from('MAOTHER:t').toString('base64')}`;
+    for (const [method, path] of [
+      ['DELETE', `/v1/Account/${AUTH_ID}/Request/${requestUuid}/`],
+      ['GET', `/v1/Account/${AUTH_ID}/Call/${requestUuid}/?status=queued`],
+    ] as const) {
+      expect((await fetch(`${sim.url}${path}`, { method })).status).toBe(401);
+      expect((await fetch(`${sim.url}${path}`, { method, headers: { authorization: other } })).status).toBe(
+        401,
+      );
+    }
+    expect(sim.calls.get(placed[0]!.callSid)).toMatchObject({ state: 'ringing' });
   });
 
   it.each([

@@ -215,14 +215,17 @@ describe('simulated carrier API: Plivo', () => {
       hangupUrl: 'https://bridge.example.com/carriers/plivo/hangup',
       machineDetection: 'true',
     });
-    expect(sim.calls.get(placed.requestUuid)!.requests[0]).toMatchObject({
+    const call = sim.calls.byRequestId('plivo', placed.requestUuid)!;
+    expect(call.callSid).not.toBe(placed.requestUuid);
+    expect(call.requests[0]).toMatchObject({
       action: 'create',
       body: { machine_detection: 'true', to: '15550100' },
     });
     // Nobody answers calls placed on this API alone: the call waits to ring.
-    expect(await plivo().status(placed.requestUuid)).toMatchObject({ status: 'queued' });
-    await plivo().hangup(placed.requestUuid);
-    expect(await plivo().status(placed.requestUuid)).toMatchObject({
+    expect(await plivo().status(call.callSid)).toMatchObject({ status: 'queued' });
+    expect(await plivo().queuedStatus(placed.requestUuid)).toMatchObject({ status: 'queued' });
+    expect(await plivo().cancelRequest(placed.requestUuid)).toBe(true);
+    expect(await plivo().status(call.callSid)).toMatchObject({
       status: 'canceled',
       carrierStatus: 'CANCEL',
     });

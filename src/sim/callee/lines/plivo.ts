@@ -24,7 +24,8 @@ export const plivoLine: CalleeLineFactory = ({ call, env, timeoutMs }) => {
   const authToken = env.PLIVO_AUTH_TOKEN || undefined;
   const base = {
     CallUUID: call.callSid,
-    RequestUUID: call.callSid,
+    // Plivo names the create request on the callbacks of a call placed through its API.
+    RequestUUID: call.requestId ?? call.callSid,
     From: bare(call.from),
     To: bare(call.to),
     Direction: 'outbound',

@@ -5,11 +5,19 @@
 // not), and a call's status `GET …/Call/{uuid}/` (`?status=live` for a live call). Errors are
 // Plivo's `{api_id, error}`.
 //
-// The simulation names a placed call by its request UUID throughout (real Plivo gives the call its
-// own CallUUID, which the dialer never learns): status and hang-up by the request UUID work here.
+// As on Plivo, a placed call has two ids: the `request_uuid` the create request is answered with,
+// and the call's own CallUUID, which its webhooks bring (with the request's as `RequestUUID`). The
+// call paths know the call by its CallUUID only; until it is answered, the request UUID reads it
+// (`GET …/Call/{request_uuid}/?status=queued`) and cancels it (`DELETE …/Request/{request_uuid}/`).
+import type { SimCallLog } from '../call-log.js';
 import type { SimApiReply, SimApiRequest, SimCarrierApi } from '../handler.js';
 
 const NOT_FOUND: SimApiReply = { status: 404, body: { api_id: 'sim', error: 'not found' } };
+/** A call still waiting to be answered, as the queued-request read shows it. */
+const QUEUED_STATUS: Readonly<Record<string, string>> = Object.freeze({
+  queued: 'queued',
+  ringing: 'ringing',
+});
 /** Plivo takes numbers as digits, with or without the `+`. */
 const NUMBER = /^\+?[1-9]\d{1,14}$/;
 const MAX_RING_TIMEOUT_S = 120;
@@ -54,6 +62,11 @@ function authId(req: SimApiRequest): string | undefined {
   return colon > 0 && colon < decoded.length - 1 ? decoded.slice(0, colon) : undefined;
 }
 
+/** An id that names a create request, not a call: the call paths do not know it. */
+function isRequestOnly(calls: SimCallLog, id: string): boolean {
+  return calls.get(id) === undefined && calls.byRequestId('plivo', id) !== undefined;
+}
+
 export const plivoSimApi: SimCarrierApi = {
   carrier: 'plivo',
 
@@ -70,7 +83,7 @@ export const plivoSimApi: SimCarrierApi = {
       path: '/v1/Account/:authId/Call/:callSid/',
       handle(req, { calls }) {
         const known = calls.get(req.params.callSid!);
-        if (known?.state === 'ended') return NOT_FOUND;
+        if (known?.state === 'ended' || isRequestOnly(calls, req.params.callSid!)) return NOT_FOUND;
         calls.record('plivo', req.params.callSid!, 'hangup', req.body, (call) => {
           // Hanging up a call still ringing cancels it; an answered one completes.
           if (call.status !== undefined) call.status = call.state === 'ringing' ? 'canceled' : 'completed';
@@ -84,7 +97,7 @@ export const plivoSimApi: SimCarrierApi = {
       path: '/v1/Account/:authId/Call/:callSid/',
       handle(req, { calls }) {
         const known = calls.get(req.params.callSid!);
-        if (known?.state === 'ended') return NOT_FOUND;
+        if (known?.state === 'ended' || isRequestOnly(calls, req.params.callSid!)) return NOT_FOUND;
         const legs = field(req.body, 'legs');
         const alegUrl = field(req.body, 'aleg_url');
         if (legs !== 'aleg' || typeof alegUrl !== 'string') {
@@ -132,14 +145,17 @@ export const plivoSimApi: SimCarrierApi = {
           return badRequest('machine_detection must be true or hangup');
         }
         const requestUuid = newId();
-        calls.record('plivo', requestUuid, 'create', body, (call) => {
+        const callUuid = newId();
+        calls.record('plivo', callUuid, 'create', body, (call) => {
+          call.requestId = requestUuid;
           call.status = 'queued';
         });
         const hangupUrl = field(body, 'hangup_url');
         const machineUrl = field(body, 'machine_detection_url');
         placed({
           carrier: 'plivo',
-          callSid: requestUuid,
+          callSid: callUuid,
+          requestId: requestUuid,
           accountSid: req.params.authId!,
           to: `+${to.replace(/^\+/, '')}`,
           from: `+${from.replace(/^\+/, '')}`,
@@ -151,9 +167,37 @@ export const plivoSimApi: SimCarrierApi = {
       },
     },
     {
+      method: 'DELETE',
+      path: '/v1/Account/:authId/Request/:requestId/',
+      handle(req, { calls }) {
+        // Only a request whose call has not been answered can be cancelled.
+        const queued = calls.byRequestId('plivo', req.params.requestId!);
+        if (queued === undefined || queued.state !== 'ringing') return NOT_FOUND;
+        calls.record('plivo', queued.callSid, 'cancel', req.body, (call) => {
+          call.status = 'canceled';
+          call.state = 'ended';
+        });
+        return { status: 204 };
+      },
+    },
+    {
       method: 'GET',
       path: '/v1/Account/:authId/Call/:callSid/',
       handle(req, { calls }) {
+        if (req.query.get('status') === 'queued') {
+          // A request whose call is not answered yet, by its request UUID only.
+          const queued = calls.byRequestId('plivo', req.params.callSid!);
+          if (queued === undefined || queued.state !== 'ringing') return NOT_FOUND;
+          return {
+            status: 200,
+            body: {
+              api_id: 'sim',
+              request_uuid: queued.requestId,
+              call_status: QUEUED_STATUS[queued.status ?? 'queued'] ?? 'queued',
+              direction: 'outbound',
+            },
+          };
+        }
         const call = calls.get(req.params.callSid!);
         const live = req.query.get('status') === 'live';
         if (call === undefined || (live && call.state === 'ended') || (!live && call.state !== 'ended')) {

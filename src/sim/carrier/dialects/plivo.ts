@@ -50,7 +50,7 @@ export const plivoDialect: SimDialect = {
     const answerUrl = call.outbound?.answerUrl ?? `${call.server}${ANSWER_PATH}`;
     const params: Form = {
       CallUUID: callUuid,
-      RequestUUID: callUuid,
+      RequestUUID: call.outbound?.requestId ?? callUuid,
       From: bare(call.from),
       To: bare(call.to),
       CallerName: bare(call.from),
