@@ -7,16 +7,16 @@
 import type { SimCallLog } from '../carrier-api/call-log.js';
 import type { PlacedSimCall } from '../carrier-api/handler.js';
 import { type CallEvent, createEventLog } from '../carrier/events.js';
-import { runMediaStream } from '../carrier/media-stream.js';
 import type { CalleeFinal, CalleeLine, CalleeLineFactory } from './line.js';
 import { plivoLine } from './lines/plivo.js';
 import { twilioLine } from './lines/twilio.js';
 import { vonageLine } from './lines/vonage.js';
 import { playExotelCallee } from './exotel.js';
 import { type Callee, calleeFor } from './plan.js';
+import { converse } from './conversation.js';
 import { calleeSounds } from './sounds.js';
 import { playTelnyxCallee } from './telnyx.js';
-import { CALLBACK_TIMEOUT_MS, hungUpWithin, PERSON_HOLD_MS, VOICEMAIL_RECORD_MS } from './timing.js';
+import { CALLBACK_TIMEOUT_MS, hungUpWithin, VOICEMAIL_RECORD_MS } from './timing.js';
 
 export interface SimCalleeOptions {
   /**
@@ -179,27 +179,11 @@ async function playCallee(
     }
   };
 
-  const audio =
-    callee.kind === 'person'
-      ? sounds.person
-      : callee.kind === 'voicemail'
-        ? sounds.voicemail
-        : callee.kind === 'fax'
-          ? sounds.fax
-          : Buffer.alloc(0);
-  const outcome = await runMediaStream({
+  const outcome = await converse({
     stream: answer.stream,
-    audio,
-    realtime: true,
-    // A person listens to the greeting first; a machine plays its own greeting at once.
-    waitForGreeting: callee.kind === 'person',
-    holdMs:
-      callee.kind === 'person'
-        ? PERSON_HOLD_MS * scale
-        : callee.kind === 'voicemail'
-          ? VOICEMAIL_RECORD_MS
-          : callee.answeredMs * scale,
-    openTimeoutMs: CALLBACK_TIMEOUT_MS,
+    callee,
+    sounds,
+    scale,
     log: createEventLog(onEvent),
     signal: hangup.signal,
   });

@@ -7,11 +7,11 @@ import type { SimCallLog } from '../carrier-api/call-log.js';
 import type { PlacedSimCall } from '../carrier-api/handler.js';
 import { createEventLog } from '../carrier/events.js';
 import { exotelDialect } from '../carrier/dialects/exotel.js';
-import { runMediaStream } from '../carrier/media-stream.js';
 import type { Callee } from './plan.js';
+import { converse } from './conversation.js';
 import { calleeSounds } from './sounds.js';
 import type { SimCalleeOptions } from './answer.js';
-import { CALLBACK_TIMEOUT_MS, PERSON_HOLD_MS, VOICEMAIL_RECORD_MS } from './timing.js';
+import { CALLBACK_TIMEOUT_MS, VOICEMAIL_RECORD_MS } from './timing.js';
 
 const FINAL_WORDS: Partial<Record<Callee['kind'], string>> = {
   busy: 'busy',
@@ -97,27 +97,14 @@ export async function playExotelCallee(
     return;
   }
   const sounds = calleeSounds();
-  const audio =
-    callee.kind === 'person'
-      ? sounds.person
-      : callee.kind === 'voicemail'
-        ? sounds.voicemail
-        : callee.kind === 'fax'
-          ? sounds.fax
-          : Buffer.alloc(0);
-  const outcome = await runMediaStream({
+  const outcome = await converse({
     stream: answer.stream,
-    audio,
-    realtime: true,
-    waitForGreeting: callee.kind === 'person',
-    holdMs:
-      callee.kind === 'person'
-        ? PERSON_HOLD_MS * scale
-        : callee.kind === 'voicemail'
-          ? VOICEMAIL_RECORD_MS * scale
-          : callee.answeredMs * scale,
-    openTimeoutMs: CALLBACK_TIMEOUT_MS,
+    callee,
+    sounds,
+    scale,
     log: createEventLog(() => {}),
+    // No detection at Exotel: the agent talks to the machine until it stops recording.
+    voicemailRecordMs: VOICEMAIL_RECORD_MS * scale,
   });
   await ended('completed', Math.max(1, Math.round((Date.now() - answeredAt) / 1000)), outcome.heard);
 }

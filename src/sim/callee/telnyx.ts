@@ -11,9 +11,9 @@ import type { PlacedSimCall } from '../carrier-api/handler.js';
 import { telnyxDialect } from '../carrier/dialects/telnyx.js';
 import { postTelnyxEvent, telnyxEvent, telnyxSigning } from '../carrier/dialects/telnyx-webhooks.js';
 import { type CallEvent, createEventLog } from '../carrier/events.js';
-import { runMediaStream } from '../carrier/media-stream.js';
 import type { SimCalleeOptions } from './answer.js';
 import type { Callee } from './plan.js';
+import { converse } from './conversation.js';
 import { calleeSounds } from './sounds.js';
 import {
   BEEP_SETTLE_MS,
@@ -21,7 +21,6 @@ import {
   FAX_VERDICT_MS,
   HUMAN_VERDICT_MS,
   hungUpWithin,
-  PERSON_HOLD_MS,
   UNSURE_VERDICT_MS,
   VOICEMAIL_RECORD_MS,
 } from './timing.js';
@@ -179,27 +178,11 @@ export async function playTelnyxCallee(
     }
   };
 
-  const audio =
-    callee.kind === 'person'
-      ? sounds.person
-      : callee.kind === 'voicemail'
-        ? sounds.voicemail
-        : callee.kind === 'fax'
-          ? sounds.fax
-          : Buffer.alloc(0);
-  const outcome = await runMediaStream({
+  const outcome = await converse({
     stream: answer.stream,
-    audio,
-    realtime: true,
-    // A person listens to the greeting first; a machine plays its own greeting at once.
-    waitForGreeting: callee.kind === 'person',
-    holdMs:
-      callee.kind === 'person'
-        ? PERSON_HOLD_MS * scale
-        : callee.kind === 'voicemail'
-          ? VOICEMAIL_RECORD_MS
-          : callee.answeredMs * scale,
-    openTimeoutMs: CALLBACK_TIMEOUT_MS,
+    callee,
+    sounds,
+    scale,
     log: createEventLog(onEvent),
     signal: serverHungUp.signal,
   });
