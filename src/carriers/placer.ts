@@ -1,6 +1,7 @@
 // What a carrier offers for placing outbound calls, in the carriers' common words. app.ts composes
 // the placers of the enabled carriers into the outbound room's one Originator
 // (src/outbound/ports.ts), so neither room imports the other.
+import { CarrierApiError } from '../errors.js';
 import type { CarrierCallState } from './call-status.js';
 
 export interface PlaceCallRequest {
@@ -27,4 +28,27 @@ export interface CallPlacer {
    * back (Exotel's applet request); null when this instance did not place the call or forgot it.
    */
   contextOf?(callSid: string): string | null;
+}
+
+/**
+ * The caller ID of a call: the request's, else the placer's default (a number this server answers).
+ * With neither the carrier would refuse the call, so it is refused here, as no retry can mend it.
+ */
+export function callerIdFor(
+  carrier: string,
+  label: string,
+  request: PlaceCallRequest,
+  fallback: string | null,
+): string {
+  const from = request.from ?? fallback;
+  if (from === null) {
+    throw new CarrierApiError(
+      carrier,
+      `${label} create call: no caller ID (give "from", or route a number)`,
+      {
+        retryable: false,
+      },
+    );
+  }
+  return from;
 }

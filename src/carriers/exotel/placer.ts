@@ -6,7 +6,7 @@
 // create request answers, for the applet's request and the status callback to find.
 import { CarrierApiError } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
-import type { CallPlacer, PlaceCallRequest } from '../placer.js';
+import { type CallPlacer, callerIdFor, type PlaceCallRequest } from '../placer.js';
 import type { ExotelRest } from './rest.js';
 
 /** Seconds Exotel lets the phone ring. */
@@ -65,16 +65,7 @@ export function createExotelPlacer(opts: ExotelPlacerOptions): CallPlacer {
           },
         );
       }
-      const callerId = request.from ?? opts.defaultFrom;
-      if (callerId === null) {
-        throw new CarrierApiError(
-          'exotel',
-          'Exotel create call: no caller ID (give "from", or route an ExoPhone)',
-          {
-            retryable: false,
-          },
-        );
-      }
+      const callerId = callerIdFor('exotel', 'Exotel', request, opts.defaultFrom);
       const call = await opts.rest.originate({
         to: request.to,
         callerId,

@@ -9,9 +9,8 @@
 // from then on). So the id asked about here is a CallUUID, or, for a call no webhook has named yet
 // (queued or ringing), the request UUID: the call's paths are tried first, then the request's
 // (docs/protocols/plivo.md section 9).
-import { CarrierApiError } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
-import type { CallPlacer, PlaceCallRequest } from '../placer.js';
+import { type CallPlacer, callerIdFor, type PlaceCallRequest } from '../placer.js';
 import type { PlivoRest } from './rest.js';
 
 /** Seconds Plivo lets the phone ring before the call ends unanswered. */
@@ -38,16 +37,7 @@ export function createPlivoPlacer(opts: PlivoPlacerOptions): CallPlacer {
     detectsMachines: true,
 
     async place(request: PlaceCallRequest) {
-      const from = request.from ?? opts.defaultFrom;
-      if (from === null) {
-        throw new CarrierApiError(
-          'plivo',
-          'Plivo create call: no caller ID (give "from", or route a number)',
-          {
-            retryable: false,
-          },
-        );
-      }
+      const from = callerIdFor('plivo', 'Plivo', request, opts.defaultFrom);
       const placed = await opts.rest.originate({
         to: request.to,
         from,

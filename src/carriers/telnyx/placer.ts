@@ -5,7 +5,7 @@
 // `call.answered` (routes.ts). Detection asks for the greeting's end, so a voicemail waits for it.
 import { CarrierApiError } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
-import type { CallPlacer, PlaceCallRequest } from '../placer.js';
+import { type CallPlacer, callerIdFor, type PlaceCallRequest } from '../placer.js';
 import { encodeClientState } from './client-state.js';
 import type { TelnyxAmdMode, TelnyxRest } from './rest.js';
 import { TELNYX_EVENTS_PATH } from './routes.js';
@@ -39,16 +39,7 @@ export function createTelnyxPlacer(opts: TelnyxPlacerOptions): CallPlacer {
     detectsMachines: true,
 
     async place(request: PlaceCallRequest) {
-      const from = request.from ?? opts.defaultFrom;
-      if (from === null) {
-        throw new CarrierApiError(
-          'telnyx',
-          'telnyx create call: no caller ID (give "from", or route a number)',
-          {
-            retryable: false,
-          },
-        );
-      }
+      const from = callerIdFor('telnyx', 'Telnyx', request, opts.defaultFrom);
       const call = await opts.rest.originate({
         to: request.to,
         from,

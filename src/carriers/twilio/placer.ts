@@ -7,7 +7,7 @@
 import { CarrierApiError } from '../../errors.js';
 import type { CarrierCallState, CarrierCallStatus } from '../call-status.js';
 import { boundedStatusWord } from '../call-status.js';
-import type { CallPlacer, PlaceCallRequest } from '../placer.js';
+import { type CallPlacer, callerIdFor, type PlaceCallRequest } from '../placer.js';
 import type { TwilioRest } from './rest.js';
 
 /** Seconds Twilio lets the phone ring before the call ends as `no-answer`. */
@@ -52,16 +52,7 @@ export function createTwilioPlacer(opts: TwilioPlacerOptions): CallPlacer {
     detectsMachines: true,
 
     async place(request: PlaceCallRequest) {
-      const from = request.from ?? opts.defaultFrom;
-      if (from === null) {
-        throw new CarrierApiError(
-          'twilio',
-          'Twilio create call: no caller ID (give "from", or route a number)',
-          {
-            retryable: false,
-          },
-        );
-      }
+      const from = callerIdFor('twilio', 'Twilio', request, opts.defaultFrom);
       const fields: Record<string, string | string[]> = {
         To: request.to,
         From: from,

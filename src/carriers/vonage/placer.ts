@@ -5,7 +5,7 @@
 // context carries its own seal.
 import { CarrierApiError } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
-import type { CallPlacer, PlaceCallRequest } from '../placer.js';
+import { type CallPlacer, callerIdFor, type PlaceCallRequest } from '../placer.js';
 import type { VonageRest } from './rest.js';
 
 /** Seconds Vonage lets the phone ring before the call ends as `timeout`. */
@@ -29,16 +29,7 @@ export function createVonagePlacer(opts: VonagePlacerOptions): CallPlacer {
     detectsMachines: true,
 
     async place(request: PlaceCallRequest) {
-      const from = request.from ?? opts.defaultFrom;
-      if (from === null) {
-        throw new CarrierApiError(
-          'vonage',
-          'Vonage create call: no caller ID (give "from", or route a number)',
-          {
-            retryable: false,
-          },
-        );
-      }
+      const from = callerIdFor('vonage', 'Vonage', request, opts.defaultFrom);
       const base = opts.publicUrl().replace(/\/+$/, '');
       const context = new URLSearchParams({ [VONAGE_CONTEXT_PARAM]: request.context });
       // `direction=outbound` tells the answer route the call is one we placed (routes.ts).
