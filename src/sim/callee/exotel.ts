@@ -86,6 +86,7 @@ export async function playExotelCallee(
       answerUrl: `${server}/carriers/exotel/stream`,
       callSid: call.callSid,
       accountSid: call.accountSid,
+      customField: call.customField ?? null,
     },
   });
   if (answer.kind !== 'stream') {

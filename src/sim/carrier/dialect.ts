@@ -27,6 +27,8 @@ export interface SimCallSpec {
     accountSid: string;
     /** The client state the call was created with, which the carrier returns (Telnyx). */
     clientState?: string | null;
+    /** The value the call was created with, which the flow's applets receive (Exotel `CustomField`). */
+    customField?: string | null;
   };
 }
 

@@ -282,6 +282,9 @@ export const exotelDialect: SimDialect = {
       CallStatus: 'in-progress',
       CallType: 'call-attempt',
     });
+    // Exotel's applets receive the CustomField an outbound call was created with
+    // (docs/protocols/exotel.md, "Outbound, as callbridge does it").
+    if (spec.outbound?.customField) query.set('CustomField', spec.outbound.customField);
     const applet = spec.outbound?.answerUrl ?? `${spec.server}/carriers/exotel/stream`;
     const answer = await carrierFetch({
       url: `${applet}?${query}`,
