@@ -96,8 +96,10 @@ describe('callbridge bench', () => {
     'runs a tiny load as %s speaks, byte for byte',
     async (carrier) => {
       const out = join(dir, `bench-${carrier}.json`);
+      // Four seconds: in two, three calls sometimes start no reply inside the measuring window,
+      // which leaves the downlink with no sample to read.
       const run = await cli(
-        ['bench', '--carrier', carrier, '--calls', '3', '--duration', '2', '--ramp', '1', '--out', out],
+        ['bench', '--carrier', carrier, '--calls', '3', '--duration', '4', '--ramp', '1', '--out', out],
         110_000,
       );
       expect(run.code, run.stderr).toBe(0);
