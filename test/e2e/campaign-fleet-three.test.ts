@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maxOverlap } from '../../src/bench/campaign.js';
 import { simulatedCallee } from '../../src/sim/callee/answer.js';
 import { calleeFor, expectedOutcome } from '../../src/sim/callee/plan.js';
 import type { SimCallLog } from '../../src/sim/carrier-api/call-log.js';
@@ -29,6 +30,8 @@ interface AttemptView {
   callSid: string | null;
   outcome: string | null;
   reason: string | null;
+  startedAt: string | null;
+  endedAt: string | null;
 }
 interface ContactView {
   phone: string;
@@ -174,6 +177,22 @@ describe.skipIf(!redisUp)('a campaign on three server processes sharing Redis an
     return page.contacts;
   }
 
+  /**
+   * The cap, as the store recorded each attempt's claim and end across the three instances, was
+   * never exceeded. The carrier's own count of live calls is only a witness that calls did overlap:
+   * it learns of an end one close handshake after the server, which may already have dialed again.
+   */
+  function expectCapHeld(contacts: ContactView[], calls: Placed[]): void {
+    const intervals = contacts.flatMap((contact) =>
+      contact.attempts.map((a): [number, number] => [
+        Date.parse(a.startedAt!),
+        Date.parse(a.endedAt ?? new Date().toISOString()),
+      ]),
+    );
+    expect(maxOverlap(intervals)).toBeLessThanOrEqual(CAP);
+    expect(Math.max(...calls.map((p) => p.inFlight))).toBeGreaterThan(1);
+  }
+
   /** Create-call requests per number for one campaign. */
   function dialsByNumber(id: string): Map<string, Placed[]> {
     const byNumber = new Map<string, Placed[]>();
@@ -192,12 +211,15 @@ describe.skipIf(!redisUp)('a campaign on three server processes sharing Redis an
     expect([...dials.keys()].sort()).toEqual([...numbers].sort());
     for (const [number, made] of dials) expect(made, number).toHaveLength(1);
     const mine = placed.filter((p) => p.attemptId.startsWith(`${id}.`));
-    expect(Math.max(...mine.map((p) => p.inFlight))).toBeLessThanOrEqual(CAP);
-    // The three shared the work.
-    expect(new Set(mine.map((p) => p.origin))).toEqual(new Set(servers.map((s) => s.baseUrl)));
+    // The instances shared the work (which of them dials is the store's lease, not a fixed split:
+    // a run where one of the three got no contact is no fault).
+    const origins = new Set(mine.map((p) => p.origin));
+    expect(origins.size).toBeGreaterThanOrEqual(2);
+    for (const origin of origins) expect(servers.map((s) => s.baseUrl)).toContain(origin);
 
     const contacts = await contactsOf(servers[2]!, id);
     expect(contacts).toHaveLength(numbers.length);
+    expectCapHeld(contacts, mine);
     for (const contact of contacts) {
       expect(contact, contact.phone).toMatchObject({
         state: 'done',
@@ -247,20 +269,26 @@ describe.skipIf(!redisUp)('a campaign on three server processes sharing Redis an
       if (contact?.attempts[0]?.callSid === ringOut.callSid) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    const killedAtMs = Date.now();
     await victim.kill('SIGKILL');
-    // The victim's calls the carrier had not ended yet: their final callbacks can reach no one.
-    const orphaned = placed.filter(
-      (p) =>
-        p.origin === victim.baseUrl &&
-        p.attemptId.startsWith(`${id}.`) &&
-        calls.get(p.callSid)?.state !== 'ended',
-    );
-    expect(orphaned.map((p) => p.callSid)).toContain(ringOut.callSid);
 
     await waitCompleted(survivors[0]!, id, survivors);
 
     const dials = dialsByNumber(id);
     const contacts = await contactsOf(survivors[1]!, id);
+    // The victim's calls whose attempts it had not closed when it died: their final callbacks reach
+    // no one, so only a survivor can have closed them. (The carrier's own view is no guide: it
+    // learns of an end one close handshake after the server.)
+    const closedAt = new Map(
+      contacts.flatMap((c) => c.attempts.map((a) => [a.callSid, Date.parse(a.endedAt ?? '')] as const)),
+    );
+    const orphaned = placed.filter(
+      (p) =>
+        p.origin === victim.baseUrl &&
+        p.attemptId.startsWith(`${id}.`) &&
+        (closedAt.get(p.callSid) ?? Number.NaN) >= killedAtMs,
+    );
+    expect(orphaned.map((p) => p.callSid)).toContain(ringOut.callSid);
     expect(contacts).toHaveLength(numbers.length);
     for (const contact of contacts) {
       const made = dials.get(contact.phone) ?? [];
@@ -290,7 +318,9 @@ describe.skipIf(!redisUp)('a campaign on three server processes sharing Redis an
     // The ring-out was still ringing when a survivor first asked: it was waited for, not redialed.
     expect(statusReads.find((read) => read.callSid === ringOut.callSid)?.live).toBe(true);
     expect(contacts.find((c) => c.phone === ringOut.to)?.outcome).toBe('no_answer');
-    const mine = placed.filter((p) => p.attemptId.startsWith(`${id}.`));
-    expect(Math.max(...mine.map((p) => p.inFlight))).toBeLessThanOrEqual(CAP);
+    expectCapHeld(
+      contacts,
+      placed.filter((p) => p.attemptId.startsWith(`${id}.`)),
+    );
   }, 120_000);
 });
