@@ -151,6 +151,8 @@ export class CallSession {
   #agentFirstAudioPending = true;
   /** When the caller last stopped speaking, until the agent's answer starts to play. */
   #callerSpeechEndedAt: number | null = null;
+  /** What the agent hears in place of the answerer's frames while they are muted (#silenceLike). */
+  #silenceFrame: Buffer | null = null;
   /** A machine's call: how its voicemail was left, or why none was. */
   #voicemail: VoicemailRecord | null = null;
 
@@ -267,6 +269,17 @@ export class CallSession {
 
   // ── carrier side ──────────────────────────────────────────────────────────
 
+  /**
+   * Silence the size of a caller frame, made once and sent as often as needed (never written to):
+   * while a verdict is awaited the agent hears it in place of every frame.
+   */
+  #silenceLike(payload: Buffer): Buffer {
+    if (this.#silenceFrame?.length !== payload.length) {
+      this.#silenceFrame = Buffer.alloc(payload.length, silenceByte(this.info.mediaFormat.encoding));
+    }
+    return this.#silenceFrame;
+  }
+
   onCallerAudio(payload: Buffer): void {
     this.#audioCounts.upFrames++;
     this.#audioCounts.upBytes += payload.length;
@@ -275,7 +288,7 @@ export class CallSession {
     // Until the verdict the agent hears silence: a voicemail greeting must not start a conversation,
     // nor a recorder's beep interrupt the message left on it.
     if (this.#gate?.mutesAnswerer) {
-      this.#link.sendAudio(Buffer.alloc(payload.length, silenceByte(this.info.mediaFormat.encoding)));
+      this.#link.sendAudio(this.#silenceLike(payload));
       if (!this.#gate.holds) return;
       const fellSilent = this.#greetingEnd.observe(this.#silence.callerSpeaking, this.#silence.silenceMs);
       if (fellSilent && this.#gate.awaitingMessageEnd) {

@@ -113,6 +113,28 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
     }
   }
 
+  /**
+   * The call prepared in the core for its stream: inbound, or outbound with its sealed context.
+   * Telnyx retries a webhook that failed, so a failure forgets it: the retry must be answered, not
+   * taken for a repeat.
+   */
+  function prepareCall(call: TelnyxCallFields, seen: RecentIds, context?: string): PreparedCall {
+    try {
+      return intake.prepare({
+        carrier: 'telnyx',
+        callSid: call.callSid,
+        from: call.from,
+        to: call.to,
+        direction: context === undefined ? 'inbound' : 'outbound',
+        mediaFormat: telnyxMediaFormat(deps.codec),
+        ...(context === undefined ? {} : { context }),
+      });
+    } catch (err) {
+      seen.forget(call.callSid);
+      throw err;
+    }
+  }
+
   /** Returns the call prepared for an inbound call's stream, if one was. */
   function onInitiated(webhook: TelnyxWebhook): PreparedCall | undefined {
     const call = readCallFields(webhook);
@@ -140,21 +162,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
       log.error({ callSid }, 'TELNYX_API_KEY is not set: the call cannot be answered');
       return;
     }
-    let prepared: PreparedCall;
-    try {
-      prepared = intake.prepare({
-        carrier: 'telnyx',
-        callSid,
-        from: call.from,
-        to: call.to,
-        direction: 'inbound',
-        mediaFormat: telnyxMediaFormat(deps.codec),
-      });
-    } catch (err) {
-      // Telnyx retries a webhook that failed: the retry must be answered, not taken for a repeat.
-      initiated.forget(callSid);
-      throw err;
-    }
+    const prepared = prepareCall(call, initiated);
     log.info({ callSid, profile: prepared.profile }, 'telnyx call initiated: answering with a media stream');
     after('answer call', callSid, (api) =>
       api.answer(callSid, {
@@ -213,21 +221,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
       log.error({ callSid }, 'TELNYX_API_KEY is not set: the call cannot be bridged');
       return;
     }
-    let prepared: PreparedCall;
-    try {
-      prepared = intake.prepare({
-        carrier: 'telnyx',
-        callSid,
-        from: call.from,
-        to: call.to,
-        direction: 'outbound',
-        mediaFormat: telnyxMediaFormat(deps.codec),
-        context: sealed,
-      });
-    } catch (err) {
-      answered.forget(callSid);
-      throw err;
-    }
+    const prepared = prepareCall(call, answered, sealed);
     log.info(
       { callSid, profile: prepared.profile },
       'telnyx outbound call answered: starting its media stream',

@@ -13,7 +13,7 @@ import { twilioLine } from './lines/twilio.js';
 import { vonageLine } from './lines/vonage.js';
 import { playExotelCallee } from './exotel.js';
 import { type Callee, calleeFor } from './plan.js';
-import { converse } from './conversation.js';
+import { converse, endCall } from './conversation.js';
 import { calleeSounds } from './sounds.js';
 import { playTelnyxCallee } from './telnyx.js';
 import { CALLBACK_TIMEOUT_MS, hungUpWithin, VOICEMAIL_RECORD_MS } from './timing.js';
@@ -109,12 +109,7 @@ async function playCallee(
     heard: Buffer = Buffer.alloc(0),
     verdict: string | null = null,
   ) => {
-    calls.update(call.callSid, (record) => {
-      record.state = 'ended';
-      record.status = word;
-      record.durationS = durationS;
-    });
-    opts.onCallEnded?.({ callSid: call.callSid, to: call.to, callee, status: word, heard, verdict });
+    endCall(calls, call, callee, opts, { status: word, durationS, heard, verdict });
     await line.final(word, durationS);
   };
 

@@ -8,7 +8,7 @@ import type { PlacedSimCall } from '../carrier-api/handler.js';
 import { createEventLog } from '../carrier/events.js';
 import { exotelDialect } from '../carrier/dialects/exotel.js';
 import type { Callee } from './plan.js';
-import { converse } from './conversation.js';
+import { converse, endCall } from './conversation.js';
 import { calleeSounds } from './sounds.js';
 import type { SimCalleeOptions } from './answer.js';
 import { CALLBACK_TIMEOUT_MS, VOICEMAIL_RECORD_MS } from './timing.js';
@@ -41,12 +41,7 @@ export async function playExotelCallee(
 ): Promise<void> {
   const scale = opts.timeScale ?? 1;
   const ended = (word: string, durationS: number, heard: Buffer = Buffer.alloc(0)) => {
-    calls.update(call.callSid, (record) => {
-      record.state = 'ended';
-      record.status = word;
-      record.durationS = durationS;
-    });
-    opts.onCallEnded?.({ callSid: call.callSid, to: call.to, callee, status: word, heard, verdict: null });
+    endCall(calls, call, callee, opts, { status: word, durationS, heard });
     return postStatus(call.statusUrl, {
       CallSid: call.callSid,
       Status: word,

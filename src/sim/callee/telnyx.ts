@@ -13,7 +13,7 @@ import { postTelnyxEvent, telnyxEvent, telnyxSigning } from '../carrier/dialects
 import { type CallEvent, createEventLog } from '../carrier/events.js';
 import type { SimCalleeOptions } from './answer.js';
 import type { Callee } from './plan.js';
-import { converse } from './conversation.js';
+import { converse, endCall } from './conversation.js';
 import { calleeSounds } from './sounds.js';
 import {
   BEEP_SETTLE_MS,
@@ -82,14 +82,7 @@ export async function playTelnyxCallee(
     durationS: number,
     heard: Buffer = Buffer.alloc(0),
     verdict: string | null = null,
-  ) => {
-    calls.update(call.callSid, (record) => {
-      record.state = 'ended';
-      record.status = word;
-      record.durationS = durationS;
-    });
-    opts.onCallEnded?.({ callSid: call.callSid, to: call.to, callee, status: word, heard, verdict });
-  };
+  ) => endCall(calls, call, callee, opts, { status: word, durationS, heard, verdict });
 
   calls.update(call.callSid, (record) => {
     record.status = 'ringing';
