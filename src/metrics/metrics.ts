@@ -1,6 +1,7 @@
 // Every metric callbridge exports, on a registry created per app. Labels are bounded: carrier,
 // direction, outcome, reason, provider, code, function name from the profile; never a call id.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { ATTEMPT_OUTCOMES } from '../store/campaign-records.js';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10];
 
@@ -324,16 +325,7 @@ export function createMetrics(region: string) {
 }
 
 /** Outcomes a campaign dial is counted under: each attempt's, and `dnc` for one the list stopped. */
-const CAMPAIGN_DIAL_OUTCOMES = [
-  'completed',
-  'voicemail_left',
-  'machine',
-  'busy',
-  'no_answer',
-  'failed',
-  'cancelled',
-  'dnc',
-] as const;
+const CAMPAIGN_DIAL_OUTCOMES = [...ATTEMPT_OUTCOMES, 'dnc'] as const;
 
 // Campaign gauges describe state shared through the store, so every instance reports the same
 // value: aggregate them with `max`, not `sum`. Counters count this instance's own work.
