@@ -16,7 +16,7 @@ import { type Callee, calleeFor } from './plan.js';
 import { converse, endCall } from './conversation.js';
 import { calleeSounds } from './sounds.js';
 import { playTelnyxCallee } from './telnyx.js';
-import { CALLBACK_TIMEOUT_MS, hungUpWithin, VOICEMAIL_RECORD_MS } from './timing.js';
+import { CALLBACK_TIMEOUT_MS, hungUpWithin, serverHangup } from './timing.js';
 
 export interface SimCalleeOptions {
   /**
@@ -130,10 +130,7 @@ async function playCallee(
   await progress('in-progress');
   const answeredAt = Date.now();
   const sounds = calleeSounds();
-  const hangup = new AbortController();
-  void calls
-    .waitFor(call.callSid, (c) => c.state === 'ended', VOICEMAIL_RECORD_MS * 2)
-    .then((c) => c?.state === 'ended' && hangup.abort());
+  const hungUp = serverHangup(calls, call.callSid);
 
   const answer = await line.dialect.announce({
     server: new URL(call.answerUrl).origin,
@@ -141,7 +138,7 @@ async function playCallee(
     to: call.to,
     env: opts.env ?? {},
     timeoutMs: CALLBACK_TIMEOUT_MS,
-    signal: hangup.signal,
+    signal: hungUp,
     outbound: {
       answerUrl: call.answerUrl,
       callSid: call.callSid,
@@ -180,7 +177,7 @@ async function playCallee(
     sounds,
     scale,
     log: createEventLog(onEvent),
-    signal: hangup.signal,
+    signal: hungUp,
   });
   for (const timer of detection) clearTimeout(timer);
   const durationS = Math.max(1, Math.round((Date.now() - answeredAt) / 1000));

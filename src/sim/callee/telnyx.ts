@@ -22,7 +22,7 @@ import {
   HUMAN_VERDICT_MS,
   hungUpWithin,
   UNSURE_VERDICT_MS,
-  VOICEMAIL_RECORD_MS,
+  serverHangup,
 } from './timing.js';
 
 /** How long detection listens to a greeting before it calls it a machine. */
@@ -106,13 +106,10 @@ export async function playTelnyxCallee(
   });
   const answeredAt = Date.now();
   const sounds = calleeSounds();
-  const serverHungUp = new AbortController();
-  void calls
-    .waitFor(call.callSid, (c) => c.state === 'ended', VOICEMAIL_RECORD_MS * 2)
-    .then((c) => c?.state === 'ended' && serverHungUp.abort());
+  const serverHungUp = serverHangup(calls, call.callSid);
   const finish = async (heard?: Buffer, verdict?: string | null) => {
     const durationS = Math.max(1, Math.round((Date.now() - answeredAt) / 1000));
-    const byServer = serverHungUp.signal.aborted;
+    const byServer = serverHungUp.aborted;
     ended('completed', durationS, heard, verdict ?? null);
     await hangup('normal_clearing', byServer ? 'caller' : 'callee');
   };
@@ -123,7 +120,7 @@ export async function playTelnyxCallee(
     to: call.to,
     env,
     timeoutMs: CALLBACK_TIMEOUT_MS,
-    signal: serverHungUp.signal,
+    signal: serverHungUp,
     outbound: {
       answerUrl: webhookUrl,
       callSid: call.callSid,
@@ -177,7 +174,7 @@ export async function playTelnyxCallee(
     sounds,
     scale,
     log: createEventLog(onEvent),
-    signal: serverHungUp.signal,
+    signal: serverHungUp,
   });
   for (const timer of timers) clearTimeout(timer);
   await finish(outcome.heard, verdict);

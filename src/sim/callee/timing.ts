@@ -17,6 +17,15 @@ export const VOICEMAIL_RECORD_MS = 90_000;
 /** How long a person stays on the line after speaking, at time scale 1. */
 export const PERSON_HOLD_MS = 8_000;
 
+/** Aborted once the server hangs the answered call up through the API (within a voicemail's time). */
+export function serverHangup(calls: SimCallLog, callSid: string): AbortSignal {
+  const hangup = new AbortController();
+  void calls
+    .waitFor(callSid, (c) => c.state === 'ended', VOICEMAIL_RECORD_MS * 2)
+    .then((c) => c?.state === 'ended' && hangup.abort());
+  return hangup.signal;
+}
+
 /** Resolves true once the server has hung the call up through the API, false after `ms`. */
 export async function hungUpWithin(calls: SimCallLog, callSid: string, ms: number): Promise<boolean> {
   const call = await calls.waitFor(callSid, (c) => c.state === 'ended', Math.max(0, ms));

@@ -63,3 +63,10 @@ export interface SimCarrierApi {
   authenticate(req: SimApiRequest): SimApiReply | null;
   routes: readonly SimApiRoute[];
 }
+
+/** Whether a request field is an http(s) URL: what each carrier's API asks of a callback address. */
+export function httpUrl(value: unknown): value is string {
+  if (typeof value !== 'string' || !URL.canParse(value)) return false;
+  const { protocol } = new URL(value);
+  return protocol === 'http:' || protocol === 'https:';
+}

@@ -6,7 +6,7 @@
 // `RestException` with the HTTP status and a message.
 import { randomBytes } from 'node:crypto';
 import type { SimCallRecord } from '../call-log.js';
-import type { SimApiReply, SimApiRequest, SimCarrierApi } from '../handler.js';
+import { httpUrl, type SimApiReply, type SimApiRequest, type SimCarrierApi } from '../handler.js';
 
 /** Numbers as Exotel takes them: E.164, or national digits with the trunk 0. */
 const NUMBER = /^\+?\d{6,15}$/;
@@ -29,12 +29,6 @@ function hasBasicAuth(req: SimApiRequest): boolean {
   const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   return colon > 0 && colon < decoded.length - 1;
-}
-
-function httpUrl(value: string | undefined): boolean {
-  if (value === undefined || !URL.canParse(value)) return false;
-  const { protocol } = new URL(value);
-  return protocol === 'http:' || protocol === 'https:';
 }
 
 /** A whole number of seconds from 1 to four hours, or absent. */

@@ -10,7 +10,7 @@
 // call paths know the call by its CallUUID only; until it is answered, the request UUID reads it
 // (`GET …/Call/{request_uuid}/?status=queued`) and cancels it (`DELETE …/Request/{request_uuid}/`).
 import type { SimCallLog } from '../call-log.js';
-import type { SimApiReply, SimApiRequest, SimCarrierApi } from '../handler.js';
+import { httpUrl, type SimApiReply, type SimApiRequest, type SimCarrierApi } from '../handler.js';
 
 const NOT_FOUND: SimApiReply = { status: 404, body: { api_id: 'sim', error: 'not found' } };
 /** A call still waiting to be answered, as the queued-request read shows it. */
@@ -38,16 +38,6 @@ const ENDED_STATE: Readonly<Record<string, string>> = Object.freeze({
 
 function badRequest(error: string): SimApiReply {
   return { status: 400, body: { api_id: 'sim', error } };
-}
-
-function httpUrl(value: unknown): value is string {
-  if (typeof value !== 'string') return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 function field(body: unknown, key: string): unknown {

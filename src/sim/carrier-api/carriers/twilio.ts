@@ -6,7 +6,7 @@
 // a missing number or URL).
 import { randomBytes } from 'node:crypto';
 import type { SimCallRecord } from '../call-log.js';
-import type { SimApiReply, SimApiRequest, SimCarrierApi } from '../handler.js';
+import { httpUrl, type SimApiReply, type SimApiRequest, type SimCarrierApi } from '../handler.js';
 
 const E164 = /^\+[1-9]\d{1,14}$/;
 const FINAL = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled']);
@@ -27,16 +27,6 @@ function accountOf(req: SimApiRequest): string | undefined {
   const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   return colon > 0 && colon < decoded.length - 1 ? decoded.slice(0, colon) : undefined;
-}
-
-function httpUrl(value: string | undefined): boolean {
-  if (value === undefined) return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 /** The `:callSid.json` path segment without its suffix. */
@@ -90,8 +80,8 @@ export const twilioSimApi: SimCarrierApi = {
           to,
           from,
           answerUrl: answerUrl!,
-          statusUrl: httpUrl(statusUrl) ? statusUrl! : null,
-          amdUrl: detects && httpUrl(amdUrl) ? amdUrl! : null,
+          statusUrl: httpUrl(statusUrl) ? statusUrl : null,
+          amdUrl: detects && httpUrl(amdUrl) ? amdUrl : null,
         });
         return { status: 201, body: { ...resource(call, req.params.account!), to, from } };
       },

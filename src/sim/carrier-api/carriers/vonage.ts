@@ -9,7 +9,7 @@
 // public key to check against.
 import { randomUUID } from 'node:crypto';
 import type { SimCallRecord } from '../call-log.js';
-import type { SimApiReply, SimApiRequest, SimCarrierApi } from '../handler.js';
+import { httpUrl, type SimApiReply, type SimApiRequest, type SimCarrierApi } from '../handler.js';
 
 const ERRORS = 'https://developer.nexmo.com/api-errors';
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -77,16 +77,6 @@ export function appTokenProblem(authorization: unknown, nowMs: number): string |
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function httpUrl(value: unknown): value is string {
-  if (typeof value !== 'string') return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 /** A `[url]` array field: its one URL, undefined when absent, or the reply refusing it. */
