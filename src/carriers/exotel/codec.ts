@@ -7,7 +7,7 @@ import { CarrierFrameError } from '../../errors.js';
 import { DTMF_DIGITS, frameReader, isObject, type JsonObject } from '../wire.js';
 
 // Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
-const { jsonEvent, objectField, stringField, payload } = frameReader('exotel');
+const { jsonEvent, objectField, stringField, payload, matchedPayload } = frameReader('exotel');
 
 function fail(message: string): never {
   throw new CarrierFrameError(`exotel ${message}`);
@@ -113,8 +113,7 @@ export function createExotelCodec(): LegCodec {
   /** Bytes per sample once started: linear PCM must come in whole samples. */
   let sampleBytes = 1;
 
-  function audioEvent(text: string): LegEvent {
-    const bytes = payload(text);
+  function audioEvent(bytes: Buffer): LegEvent {
     if (bytes.length === 0) fail('media: payload is empty');
     if (bytes.length % sampleBytes !== 0) fail('media: payload must hold whole 16-bit samples');
     return { type: 'audio', payload: bytes };
@@ -152,12 +151,12 @@ export function createExotelCodec(): LegCodec {
       if (isBinary) fail('frame: binary frames are not allowed');
       const text = data.toString('utf8');
       const fast = INBOUND_MEDIA.exec(text);
-      if (fast) return audioEvent(fast[1]!);
+      if (fast) return audioEvent(matchedPayload(fast[1]!));
       const { frame, event } = jsonEvent(text);
       switch (event) {
         case 'media': {
           const media = objectField(frame, 'media', event);
-          return audioEvent(stringField(media, 'payload', event, 1_000_000));
+          return audioEvent(payload(stringField(media, 'payload', event, 1_000_000)));
         }
         case 'start':
           return parseStart(frame);

@@ -19,7 +19,7 @@ import {
 } from '../wire.js';
 
 // Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
-const { jsonEvent, objectField, stringField, payload } = frameReader('plivo');
+const { jsonEvent, objectField, stringField, matchedPayload } = frameReader('plivo');
 
 function fail(message: string): never {
   throw new CarrierFrameError(`plivo ${message}`);
@@ -142,7 +142,7 @@ export function createPlivoCodec(): LegCodec {
       if (isBinary) fail('frame: binary frames are not allowed');
       const text = data.toString('utf8');
       const fast = INBOUND_MEDIA.exec(text);
-      if (fast) return { type: 'audio', payload: payload(fast[1]!) };
+      if (fast) return { type: 'audio', payload: matchedPayload(fast[1]!) };
       const { frame, event } = jsonEvent(text);
       switch (event) {
         case 'media':

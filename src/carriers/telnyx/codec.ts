@@ -21,7 +21,7 @@ import { decodeClientState } from './client-state.js';
 import { type ReorderOutcome, SequenceReorder } from './reorder.js';
 
 // Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
-const { jsonEvent, objectField, stringField, payload } = frameReader('telnyx');
+const { jsonEvent, objectField, stringField, payload, matchedPayload } = frameReader('telnyx');
 
 function fail(message: string): never {
   throw new CarrierFrameError(`telnyx ${message}`);
@@ -177,7 +177,7 @@ export function createTelnyxCodec(hooks: TelnyxCodecHooks = {}): LegCodec {
       if (isBinary) fail('frame: binary frames are not allowed');
       const text = data.toString('utf8');
       const fast = INBOUND_MEDIA.exec(text);
-      if (fast) return sequenced(fast[1] ?? fast[2], audioEvent(payload(fast[3]!)));
+      if (fast) return sequenced(fast[1] ?? fast[2], audioEvent(matchedPayload(fast[3]!)));
       const { frame, event } = jsonEvent(text);
       switch (event) {
         case 'media':

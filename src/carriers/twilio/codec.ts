@@ -6,7 +6,7 @@ import { CarrierFrameError } from '../../errors.js';
 import { decodeBase64Strict, DTMF_DIGITS, frameReader, isObject, type JsonObject } from '../wire.js';
 
 // Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
-const { jsonEvent, objectField, stringField, payload } = frameReader('twilio');
+const { jsonEvent, objectField, stringField, matchedPayload } = frameReader('twilio');
 
 function fail(message: string): never {
   throw new CarrierFrameError(`twilio ${message}`);
@@ -123,7 +123,7 @@ export function createTwilioCodec(): TwilioCodec {
       if (isBinary) fail('frame: binary frames are not allowed');
       const text = data.toString('utf8');
       const fast = INBOUND_MEDIA.exec(text);
-      if (fast) return { type: 'audio', payload: payload(fast[1]!) };
+      if (fast) return { type: 'audio', payload: matchedPayload(fast[1]!) };
       const { frame, event } = jsonEvent(text);
       switch (event) {
         case 'media':
