@@ -217,7 +217,7 @@ describe('the local analysis of a whole conversation', () => {
       'Agent: Hello, Example Dental.\nCaller: Hi.\nAgent: How can I help?\n' +
         'Caller: This is terrible, my crown is broken and nobody called me back.\nAgent: Sorry to hear that.',
     );
-    expect(results.sentiments?.average.sentiment).toBe('negative');
+    expect(results.sentiments?.average).toMatchObject({ sentiment: 'negative' });
     expect(results.summary?.text).toMatch(/^The caller said "This is terrible, my crown is broken/);
   });
 });
