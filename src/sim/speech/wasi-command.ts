@@ -47,9 +47,10 @@ export interface CommandRun {
 
 /** Runs `module`'s `_start` with `args` (args[0] is the program's name). Synchronous. */
 export function runWasiCommand(module: WebAssembly.Module, args: readonly string[]): CommandRun {
-  let memory: WebAssembly.Memory | undefined;
-  const view = () => new DataView(memory!.buffer);
-  const bytes = () => new Uint8Array(memory!.buffer);
+  // Set once the instance exists; read on every call, since the memory may grow meanwhile.
+  const state: { memory?: WebAssembly.Memory } = {};
+  const view = () => new DataView(state.memory!.buffer);
+  const bytes = () => new Uint8Array(state.memory!.buffer);
   const encoded = args.map((arg) => Buffer.from(`${arg}\0`));
   const files = new Map<number, { path: string; file: MemoryFile }>();
   let nextFd = PREOPEN_FD + 1;
@@ -68,7 +69,11 @@ export function runWasiCommand(module: WebAssembly.Module, args: readonly string
   const imports = {
     args_sizes_get(countPtr: number, sizePtr: number) {
       view().setUint32(countPtr, encoded.length, true);
-      view().setUint32(sizePtr, encoded.reduce((sum, arg) => sum + arg.length, 0), true);
+      view().setUint32(
+        sizePtr,
+        encoded.reduce((sum, arg) => sum + arg.length, 0),
+        true,
+      );
       return ERRNO_SUCCESS;
     },
     args_get(argvPtr: number, bufferPtr: number) {
@@ -160,8 +165,10 @@ export function runWasiCommand(module: WebAssembly.Module, args: readonly string
   for (const { module: from, name } of WebAssembly.Module.imports(module)) {
     if (from === 'wasi_snapshot_preview1' && !known.has(name)) wasi[name] = () => ERRNO_NOSYS;
   }
-  const instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: wasi as WebAssembly.ModuleImports });
-  memory = instance.exports.memory as WebAssembly.Memory;
+  const instance = new WebAssembly.Instance(module, {
+    wasi_snapshot_preview1: wasi as WebAssembly.ModuleImports,
+  });
+  state.memory = instance.exports.memory as WebAssembly.Memory;
   let exitCode = 0;
   try {
     (instance.exports._start as () => void)();
