@@ -10,13 +10,9 @@ import { ROOT } from './helpers/build.js';
 const readme = readFileSync(new URL('README.md', `file://${ROOT}`), 'utf8');
 const configuration = readFileSync(new URL('docs/configuration.md', `file://${ROOT}`), 'utf8');
 /** Pages other parts of the project add; the README's contents link them already. */
-const LINKED_ELSEWHERE = [
-  'docs/security.md',
-  'docs/recordings.md',
-  'docs/console.md',
-  'docs/api.md',
-  'docs/deploy.md',
-];
+const LINKED_ELSEWHERE = ['security', 'recordings', 'console', 'api', 'deploy'].map(
+  (page) => `docs/${page}.md`,
+);
 const scripts = (
   JSON.parse(readFileSync(new URL('package.json', `file://${ROOT}`), 'utf8')) as {
     scripts: Record<string, string>;
