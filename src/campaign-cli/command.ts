@@ -298,8 +298,12 @@ async function follow(client: AdminClient, id: string, io: CampaignIo): Promise<
         drawn = block.length;
       } else {
         const line = progressLine(view, Date.now());
-        // One line per change; the elapsed time alone is not a change.
-        const key = line.replace(/^\S+ /, '');
+        // One line per change. The elapsed time, the pace measured and the estimate move every
+        // second by themselves: a log would get a line a second with nothing new in it.
+        const key = line
+          .replace(/^\S+ /, '')
+          .replace(/, pace [^,;]*/, '')
+          .replace(/ · about \S+ left/, '');
         if (key !== lastLine) io.stdout.write(`${line}\n`);
         lastLine = key;
       }

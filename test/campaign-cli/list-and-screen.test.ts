@@ -125,6 +125,15 @@ describe('results', () => {
     const cap = capture({ env: { ADMIN_TOKEN: TOKEN, DATA_DIR: data } });
     expect(await campaignCommand(['run', csv, '--server', server.baseUrl], cap.io), cap.err()).toBe(0);
     const id = /campaign (cmp_\w+)/.exec(cap.out())![1]!;
+    // Into a pipe, a line per change: never two in a row that differ only in the time, the pace
+    // measured or the estimate, which move every second by themselves.
+    const progress = cap
+      .out()
+      .split('\n')
+      .filter((line) => /^\d+s (running|completed)/.test(line))
+      .map((line) => line.replace(/^\S+ /, '').replace(/, pace [^,;]*/, ''));
+    expect(progress.length).toBeGreaterThan(0);
+    for (let i = 1; i < progress.length; i += 1) expect(progress[i]).not.toBe(progress[i - 1]);
     const file = join(data, `results-${id}.csv`);
     expect(cap.out()).toContain(`results: ${file} (1 contacts)`);
     const [header, row] = readFileSync(file, 'utf8').trimEnd().split('\n');
