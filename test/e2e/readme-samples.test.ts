@@ -15,7 +15,7 @@ const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 /** The sample blocks by name. */
 function samples(): Map<string, string[]> {
   const found = new Map<string, string[]>();
-  for (const match of readme.matchAll(/<!-- sample: (\w+) -->\n```\n([\s\S]*?)\n```/g))
+  for (const match of readme.matchAll(/<!-- sample: (\w+) -->\s*```\n([\s\S]*?)\n```/g))
     found.set(match[1]!, match[2]!.split('\n'));
   return found;
 }
