@@ -52,4 +52,17 @@ describe('Node.js version', () => {
       .map((pkg) => `${pkg.name}@${pkg.version} wants node ${pkg.engines?.node}`);
     expect(refusing).toEqual([]);
   });
+
+  it('no package in the lock file asks for a newer Node.js either (what a fresh npm ci installs)', () => {
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { engines?: { node?: string } | string[] }>;
+    };
+    const refusing = Object.entries(lock.packages)
+      .filter(([, entry]) => {
+        const node = Array.isArray(entry.engines) ? undefined : entry.engines?.node;
+        return node !== undefined && !semver.satisfies(oldest, node);
+      })
+      .map(([path]) => path);
+    expect(refusing).toEqual([]);
+  });
 });
