@@ -13,6 +13,7 @@ RUN npm ci && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
     PORT=8080 \
     DATA_DIR=/app/data
 WORKDIR /app

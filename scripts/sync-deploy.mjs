@@ -3,7 +3,9 @@
 // reads nothing outside its folder and nginx takes no instance list of its own:
 //
 //   deploy/kubernetes/base/dashboards-configmap.yaml  grafana/dashboards/*.json in a ConfigMap
-//   deploy/kubernetes/base/prometheus-rule.yaml       prometheus/alerts.yml as a PrometheusRule
+//   deploy/kubernetes/base/config/…                   config/ as it is (profiles, numbers, regions)
+//   deploy/kubernetes/components/monitoring/prometheus-rule.yaml
+//                                                     prometheus/alerts.yml as a PrometheusRule
 //   deploy/nginx/callbridge.conf                 the VM balancer for the example fleet of the README
 //   deploy/nginx/compose.conf                    the balancer of docker-compose.yml
 //
@@ -35,6 +37,15 @@ export const COMPOSE_INSTANCES = [
 
 const DASHBOARDS = 'grafana/dashboards';
 const BASE = 'deploy/kubernetes/base';
+const MONITORING = 'deploy/kubernetes/components/monitoring';
+
+/** Every file under config/, relative to it: what the pods get as CONFIG_DIR. */
+function configFiles(root) {
+  return readdirSync(join(root, 'config'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.json'))
+    .map((entry) => join(entry.parentPath ?? entry.path, entry.name).slice(join(root, 'config').length + 1))
+    .sort();
+}
 
 function prometheusRule(root) {
   const alerts = parse(readFileSync(join(root, 'prometheus/alerts.yml'), 'utf8'));
@@ -83,7 +94,11 @@ function dashboardsConfigMap(root) {
 export function generatedFiles(root = ROOT) {
   return [
     { path: `${BASE}/dashboards-configmap.yaml`, content: dashboardsConfigMap(root) },
-    { path: `${BASE}/prometheus-rule.yaml`, content: prometheusRule(root) },
+    { path: `${MONITORING}/prometheus-rule.yaml`, content: prometheusRule(root) },
+    ...configFiles(root).map((file) => ({
+      path: `${BASE}/config/${file}`,
+      content: readFileSync(join(root, 'config', file), 'utf8'),
+    })),
     { path: 'deploy/nginx/callbridge.conf', content: renderBalancerConfig(VM_EXAMPLE_INSTANCES) },
     { path: 'deploy/nginx/compose.conf', content: renderBalancerConfig(COMPOSE_INSTANCES, { listen: 8080 }) },
   ];

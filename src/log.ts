@@ -2,6 +2,7 @@
 // pino removes them by path before serialization. What callers say and the keys they press are
 // logged only under dedicated keys, which are dropped unless the operator turns them on
 // (LOG_TRANSCRIPTS=on): a default log holds no conversation.
+import { writeSync } from 'node:fs';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 export const REDACT_PATHS = [
@@ -65,6 +66,46 @@ export function loggerOptions(level: string, opts: LogOptions = {}): LoggerOptio
 }
 
 export function createLogger(level: string, destination?: DestinationStream, opts: LogOptions = {}): Logger {
-  const options = loggerOptions(level, opts);
-  return destination ? pino(options, destination) : pino(options);
+  return pino(loggerOptions(level, opts), destination ?? outputStream(1));
+}
+
+/** Errors that mean nobody reads the output any more: a closed pipe, a closed or hung-up terminal. */
+const GONE = new Set(['EPIPE', 'EBADF', 'EIO', 'ENXIO', 'ECONNRESET', 'EINVAL']);
+/** How long one line may wait on a full pipe (EAGAIN) before it is dropped rather than stall calls. */
+const FULL_PIPE_WAIT_MS = 1_000;
+const FULL_PIPE_PAUSE_MS = 10;
+
+/**
+ * A synchronous writer for a file descriptor that goes quiet once its reader is gone. pino's
+ * default writer retries a failing write forever (EBADF every 100 ms), which blocks the event loop
+ * and with it SIGTERM: with its log pipe closed the server must still serve, drain and exit.
+ */
+export function outputStream(fd: number): DestinationStream & { readonly gone: boolean } {
+  let gone = false;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  return {
+    get gone() {
+      return gone;
+    },
+    write(line: string) {
+      if (gone) return;
+      const bytes = Buffer.from(line);
+      let offset = 0;
+      let waitedMs = 0;
+      while (offset < bytes.length) {
+        try {
+          offset += writeSync(fd, bytes, offset);
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code ?? '';
+          if (code === 'EAGAIN' && waitedMs < FULL_PIPE_WAIT_MS) {
+            Atomics.wait(pause, 0, 0, FULL_PIPE_PAUSE_MS);
+            waitedMs += FULL_PIPE_PAUSE_MS;
+            continue;
+          }
+          if (GONE.has(code)) gone = true;
+          return;
+        }
+      }
+    },
+  };
 }

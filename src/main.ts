@@ -20,6 +20,13 @@ import { agentRestBase } from './speech/models.js';
 import { PromptAudio } from './speech/prompts.js';
 import { openStore } from './store/index.js';
 
+/** Why `listen` failed, in words that name the setting to change. */
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'the port is already in use (stop the other process, or set PORT)',
+  EACCES: 'permission denied (ports below 1024 need privileges: set PORT)',
+  EADDRNOTAVAIL: 'this machine has no such address (set HOST)',
+};
+
 /** How long the goodbyes of calls still up at the drain deadline may take. */
 const FAREWELL_WAIT_MS = 20_000;
 
@@ -223,7 +230,15 @@ closeWithGrace(
   },
 );
 
-await app.listen({ port: config.port, host: config.host });
+try {
+  await app.listen({ port: config.port, host: config.host });
+} catch (err) {
+  const reason = LISTEN_FAILURES[(err as NodeJS.ErrnoException).code ?? ''];
+  if (reason === undefined) throw err;
+  // One line, like a configuration error: the operator's fix is a setting, not a stack trace.
+  process.stderr.write(`callbridge: cannot listen on ${config.host}:${config.port}: ${reason}\n`);
+  process.exit(1);
+}
 gateway.startDrainer();
 if (analysis) {
   analysis.start();

@@ -1,11 +1,18 @@
 // The README describes the project as it is: its command table names the tools package.json's
-// scripts really run (it once said `npm run lint` runs Biome, which the project does not use).
-import { readdirSync, readFileSync } from 'node:fs';
+// scripts really run (it once said `npm run lint` runs Biome, which the project does not use);
+// it is a guide that reads in a terminal and links a reference in docs/ that names every setting.
+// Its sample outputs are checked against real runs in test/e2e/readme-samples.test.ts.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers/build.js';
 
 const readme = readFileSync(new URL('README.md', `file://${ROOT}`), 'utf8');
+const configuration = readFileSync(new URL('docs/configuration.md', `file://${ROOT}`), 'utf8');
+/** Pages other parts of the project add; the README's contents link them already. */
+const LINKED_ELSEWHERE = ['security', 'recordings', 'console', 'api', 'deploy'].map(
+  (page) => `docs/${page}.md`,
+);
 const scripts = (
   JSON.parse(readFileSync(new URL('package.json', `file://${ROOT}`), 'utf8')) as {
     scripts: Record<string, string>;
@@ -24,10 +31,70 @@ function variablesRead(): string[] {
 }
 
 describe('README', () => {
-  it('documents every environment variable the configuration reads', () => {
+  it('links a configuration reference that documents every environment variable the configuration reads', () => {
     const names = variablesRead();
     expect(names.length).toBeGreaterThan(40);
-    expect(names.filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
+    expect(readme).toContain('(docs/configuration.md)');
+    expect(names.filter((name) => !configuration.includes(`\`${name}\``))).toEqual([]);
+    // Each variable once in the table: a second row once contradicted the first.
+    const rows = configuration.split('\n').filter((line) => line.startsWith('| `'));
+    for (const name of names) {
+      const defining = rows.filter((row) => row.split('|')[1]!.includes(`\`${name}\``));
+      expect(defining.length, name).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('reads in a terminal: no line over 100 characters outside sample output', () => {
+    let inFence = false;
+    const long: string[] = [];
+    for (const line of readme.split('\n')) {
+      if (line.startsWith('```')) inFence = !inFence;
+      else if (!inFence && line.length > 100) long.push(line);
+    }
+    expect(long).toEqual([]);
+    expect(readme.split('\n').length).toBeLessThan(300);
+  });
+
+  it('has a table of contents whose links lead somewhere, and links only pages that exist', () => {
+    const anchors = new Set(
+      readme
+        .split('\n')
+        .filter((line) => /^#{2,3} /.test(line))
+        .map((line) =>
+          line
+            .replace(/^#+ /, '')
+            .toLowerCase()
+            .replace(/[^a-z0-9 -]/g, '')
+            .replace(/ /g, '-'),
+        ),
+    );
+    for (const [, target] of readme.matchAll(/\]\(([^)]+)\)/g)) {
+      if (target!.startsWith('#')) expect(anchors, target).toContain(target!.slice(1));
+      else if (!/^https?:/.test(target!) && !LINKED_ELSEWHERE.includes(target!))
+        expect(existsSync(new URL(target!, `file://${ROOT}`)), target).toBe(true);
+    }
+    for (const page of LINKED_ELSEWHERE) expect(readme).toContain(`(${page})`);
+    for (const section of [
+      'Quick start',
+      'Your first simulated call',
+      'Your first campaign',
+      'Going live',
+      'Troubleshooting',
+    ])
+      expect(anchors).toContain(section.toLowerCase().replace(/ /g, '-'));
+  });
+
+  it('keeps to what is true now', () => {
+    expect(readme).not.toMatch(/Twilio today/);
+    expect(readme).toMatch(/Twilio, Telnyx, Plivo, Vonage or Exotel/);
+    expect(readme).toContain('(docs/protocols/speech-service.md)');
+    // The order the carriers come in everywhere: the docs page follows the README's.
+    const carriers = readFileSync(new URL('docs/carriers.md', `file://${ROOT}`), 'utf8');
+    const order = ['Twilio', 'Telnyx', 'Plivo', 'Vonage', 'Exotel'].map((name) =>
+      carriers.indexOf(`## ${name}`),
+    );
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(order.every((at) => at >= 0)).toBe(true);
   });
 
   it('names the linter and formatter that `npm run lint` runs, and no other', () => {

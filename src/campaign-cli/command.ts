@@ -3,20 +3,30 @@
 //                [--amd voicemail|hangup|off] [--voicemail TEXT] [--voicemail-audio URL]
 //                [--max-attempts N] [--retry-delay S] [--dnc FILE]
 //       creates a campaign from the CSV, starts it, shows its progress until it ends, writes the results
+//   list                         the campaigns, newest first
 //   status ID [--watch]          the campaign's progress, once or until it ends
 //   pause|resume|cancel ID       a lifecycle step
 //   export ID [--out FILE]       the results CSV
 // Exit codes: 0 done (a campaign that ran to completion), 1 failed or cancelled, 2 usage, 130 when
 // interrupted (the campaign goes on).
-import { readFile, writeFile } from 'node:fs/promises';
-import { basename, extname, resolve } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, extname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type AdminClient, adminClient } from './client.js';
-import { type CampaignSnapshot, eraseLines, progressBlock, progressLine } from './display.js';
+import {
+  type CampaignListEntry,
+  type CampaignSnapshot,
+  campaignTable,
+  eraseLines,
+  fitWidth,
+  pauseText,
+  progressBlock,
+  progressLine,
+} from './display.js';
 import { cliAdminToken } from './token.js';
 
 export interface CampaignIo {
-  stdout: { write(text: string): unknown; isTTY?: boolean };
+  stdout: { write(text: string): unknown; isTTY?: boolean; columns?: number };
   stderr(text: string): void;
   env: Record<string, string | undefined>;
   cwd: string;
@@ -44,10 +54,12 @@ export const CAMPAIGN_USAGE = `usage: callbridge campaign <command> [options]
                      [--profile P] [--cps N] [--concurrency N] [--name NAME] [--out FILE]
                      [--amd voicemail|hangup|off] [--voicemail TEXT] [--voicemail-audio URL]
                      [--max-attempts N] [--retry-delay SECONDS] [--dnc FILE]
+  list               the campaigns, newest first
   status ID          the campaign's progress [--watch: until it ends]
   pause ID | resume ID | cancel ID
   export ID          the results CSV [--out FILE]
 
+  results go to --out, else $DATA_DIR/results-ID.csv
   every command: [--server URL] (default http://127.0.0.1:$PORT, PORT 8080); the admin token is
   ADMIN_TOKEN, else $DATA_DIR/admin-token (DATA_DIR ./data)
 `;
@@ -97,6 +109,7 @@ const ALLOWED: Record<string, readonly (keyof Values)[]> = {
     'retry-delay',
     'dnc',
   ],
+  list: [],
   status: ['watch'],
   pause: [],
   resume: [],
@@ -125,6 +138,16 @@ export async function campaignCommand(args: string[], io: CampaignIo = processIo
       (k) => k !== 'server' && !allowed.includes(k),
     );
     if (stray) throw new UsageError(`--${stray} does not apply to ${command}`);
+    if (command === 'list') {
+      if (target !== undefined) throw new UsageError(`unexpected argument "${target}"`);
+      const client = adminClient(serverUrl(values.server, io.env), cliAdminToken(io.env, io.cwd));
+      const { campaigns } = await client.json<{ campaigns: CampaignListEntry[] }>(
+        'GET',
+        '/v1/campaigns?limit=100',
+      );
+      io.stdout.write(`${campaignTable(campaigns).join('\n')}\n`);
+      return 0;
+    }
     if (target === undefined)
       throw new UsageError(`${command} needs ${command === 'run' ? 'a contacts CSV file' : 'a campaign id'}`);
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
@@ -269,21 +292,24 @@ async function follow(client: AdminClient, id: string, io: CampaignIo): Promise<
     for (;;) {
       const view = await client.json<CampaignSnapshot>('GET', path);
       if (tty) {
-        const block = progressBlock(view, Date.now());
+        // Everything on screen is in the block (the pause notice too), so a redraw covers it all.
+        const block = fitWidth(progressBlock(view, Date.now()), io.stdout.columns);
         io.stdout.write(`${eraseLines(drawn)}${block.join('\n')}\n`);
         drawn = block.length;
       } else {
         const line = progressLine(view, Date.now());
-        // One line per change; the elapsed time alone is not a change.
-        const key = line.replace(/^\S+ /, '');
+        // One line per change. The elapsed time, the pace measured and the estimate move every
+        // second by themselves: a log would get a line a second with nothing new in it.
+        const key = line
+          .replace(/^\S+ /, '')
+          .replace(/, pace [^,;]*/, '')
+          .replace(/ · about \S+ left/, '');
         if (key !== lastLine) io.stdout.write(`${line}\n`);
         lastLine = key;
       }
-      const pause = view.pause ? `${view.pause.by}: ${view.pause.reason}` : '';
-      if (pause !== '' && pause !== lastPause) {
-        io.stderr(
-          `campaign ${id} is paused by ${pause}\n  resume it with: callbridge campaign resume ${id}\n`,
-        );
+      const pause = view.pause ? pauseText(view.pause) : '';
+      if (!tty && pause !== '' && pause !== lastPause) {
+        io.stderr(`campaign ${id} is ${pause}\n  resume it with: callbridge campaign resume ${id}\n`);
       }
       lastPause = pause;
       if (ENDED.has(view.state)) return view;
@@ -308,7 +334,14 @@ async function follow(client: AdminClient, id: string, io: CampaignIo): Promise<
 
 async function exportResults(client: AdminClient, id: string, out: string | undefined, io: CampaignIo) {
   const csv = await client.text(`/v1/campaigns/${encodeURIComponent(id)}/results.csv`);
-  const file = resolve(io.cwd, out ?? `results-${id}.csv`);
-  await writeFile(file, csv);
+  // Not the working directory by default: results hold contacts' numbers and belong with the data.
+  const file =
+    out !== undefined ? resolve(io.cwd, out) : resolve(io.cwd, dataDir(io.env), `results-${id}.csv`);
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(file, csv, { mode: 0o600 });
   io.stdout.write(`results: ${file} (${Math.max(0, csv.trimEnd().split('\n').length - 1)} contacts)\n`);
+}
+
+function dataDir(env: Record<string, string | undefined>): string {
+  return env.DATA_DIR?.trim() || './data';
 }

@@ -15,8 +15,12 @@ export function isListenHost(value: string): boolean {
   return labels.every((label) => HOST_LABEL.test(label));
 }
 
-export function readHost(env: Env): string {
-  const host = envString(env, 'HOST') ?? '0.0.0.0';
+/**
+ * `HOST`, else loopback in development (webhooks may be unverified there, so only this machine
+ * reaches them) and every interface under `NODE_ENV=production`, where a container must be reachable.
+ */
+export function readHost(env: Env, nodeEnv: string): string {
+  const host = envString(env, 'HOST') ?? (nodeEnv === 'production' ? '0.0.0.0' : '127.0.0.1');
   if (!isListenHost(host)) throw envError('HOST', 'must be an IP address or a host name', host);
   return host;
 }

@@ -4,12 +4,14 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { readPlivo } from './plivo.js';
 import { readTelnyx } from './telnyx.js';
 import { selectAgent } from './agent-host.js';
 import { type Env, envError, envInt, envList, envOneOf, envString, envUrl } from './env.js';
 import { readHost, readInstanceId } from './listen.js';
+import { displayPath } from './json-file.js';
 import { loadNumbers } from './numbers.js';
 import { loadProfiles } from './profiles.js';
 import { loadRegions } from './regions.js';
@@ -39,14 +41,14 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
   const cwd = opts.cwd ?? process.cwd();
 
   const port = envInt(env, 'PORT', { fallback: 8080, min: 0, max: 65_535 });
-  const host = readHost(env);
   const publicUrl = envUrl(env, 'PUBLIC_URL', BASE_URL(['http', 'https'])) ?? `http://127.0.0.1:${port}`;
   const region = envOneOf(env, 'REGION', REGIONS, 'global');
   const instanceId = readInstanceId(env, opts.hostname ?? hostname());
   const nodeEnv = envString(env, 'NODE_ENV') ?? 'development';
+  const host = readHost(env, nodeEnv);
   const logLevel = envOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info');
   const logTranscripts = envOneOf(env, 'LOG_TRANSCRIPTS', ['on', 'off'] as const, 'off') === 'on';
-  const configDir = resolve(cwd, envString(env, 'CONFIG_DIR') ?? './config');
+  const configDir = readConfigDir(env, cwd);
   const dataDir = resolve(cwd, envString(env, 'DATA_DIR') ?? './data');
   const redisUrl = readRedisUrl(env);
   const redisKeyPrefix = envString(env, 'REDIS_KEY_PREFIX') ?? 'callbridge:';
@@ -219,4 +221,18 @@ function isAddressOrCidr(entry: string): boolean {
   if (family === 0 || extra !== undefined) return false;
   if (prefix === undefined) return true;
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * `CONFIG_DIR` (default `./config`), which must be a folder: a missing one is named as such, not as
+ * the first file read from it.
+ */
+function readConfigDir(env: Env, cwd: string): string {
+  const given = envString(env, 'CONFIG_DIR');
+  const dir = resolve(cwd, given ?? './config');
+  const kind = statSync(dir, { throwIfNoEntry: false });
+  if (kind?.isDirectory()) return dir;
+  const problem = kind ? 'is not a folder' : 'no such folder';
+  if (given !== undefined) throw envError('CONFIG_DIR', `${problem} (${dir})`, given);
+  throw envError('CONFIG_DIR', `not set, and the default ${displayPath(dir, cwd)}: ${problem} (${dir})`);
 }

@@ -5,12 +5,13 @@ import type { Env } from '../config/env.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { probeAgent } from './probe-agent.js';
+import { carrierChecks } from './probe-carriers.js';
 import { modelChecks } from './probe-models.js';
 import { probeSpeechApi, probeTwilio } from './probe-http.js';
 import { probeRedis } from './probe-redis.js';
 import { probeTcp } from './probe-tcp.js';
 import { redactLines } from './redact.js';
-import { type CheckLine, fail, ok } from './report.js';
+import { type CheckLine, fail, mergeUnreachable, ok } from './report.js';
 import {
   adminTokenLine,
   agentKeyLine,
@@ -41,12 +42,13 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Che
     [configurationLine(config)],
     agentChecks(config, timeoutMs),
     twilioChecks(config, timeoutMs),
+    carrierChecks(config, timeoutMs),
     [adminTokenLine(config), webhookSecretsLine(config)],
     stateCheck(config, timeoutMs),
     gatewayChecks(config, timeoutMs),
     modelChecks(config, timeoutMs),
   ]);
-  return redactLines(groups.flat(), env);
+  return redactLines(mergeUnreachable(groups.flat()), env);
 }
 
 function configurationLine(config: Config): CheckLine {

@@ -10,5 +10,7 @@ export function describeNetworkError(err: unknown, timeoutMs: number): string {
   const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
   if (typeof cause?.code === 'string') return cause.code;
   if (typeof cause?.message === 'string') return cause.message;
-  return err instanceof Error ? err.message : String(err);
+  const message = err instanceof Error ? err.message : String(err);
+  // Wrapped errors keep the system code only in their text ("agent unreachable: connect ECONNREFUSED …").
+  return /\b(E[A-Z]{4,})\b/.exec(message)?.[1] ?? message;
 }

@@ -6,7 +6,8 @@ import { AGENT_PATH } from '../agent/protocol.js';
 import type { Config } from '../config/types.js';
 import { AgentConnectError } from '../errors.js';
 import { describeNetworkError } from './network-error.js';
-import { type CheckLine, fail, ok, warn } from './report.js';
+import { httpJson } from './http-request.js';
+import { type CheckLine, fail, ok, unreachable, warn } from './report.js';
 
 /** Frames the probe would accept before it closes; it reads none. */
 const MAX_PAYLOAD_BYTES = 64 * 1024;
@@ -36,8 +37,10 @@ export async function probeAgent(agent: Config['agent'], timeoutMs: number): Pro
     clearTimeout(timer);
     return ok(`${subject}: handshake accepted (101)`);
   } catch (err) {
-    if (!(err instanceof AgentConnectError))
-      return fail(`${subject}: ${describeNetworkError(err, timeoutMs)}`);
+    if (!(err instanceof AgentConnectError)) {
+      const cause = describeNetworkError(err, timeoutMs);
+      return unreachable('voice agent', url, cause, `${subject}: ${cause}`);
+    }
     switch (err.status) {
       case 401:
       case 403:
@@ -45,10 +48,13 @@ export async function probeAgent(agent: Config['agent'], timeoutMs: number): Pro
       case 429:
         // Reachable and authorized: the account is at its concurrent-session limit right now.
         return warn(`${subject}: at capacity (HTTP 429), too many concurrent sessions right now`);
-      case undefined:
-        return fail(
-          `${subject}: ${err.code === 'CALLBRIDGE_AGENT_TIMEOUT' ? `no answer within ${timeoutMs} ms` : err.message}`,
-        );
+      case undefined: {
+        const cause =
+          err.code === 'CALLBRIDGE_AGENT_TIMEOUT'
+            ? `no answer within ${timeoutMs} ms`
+            : describeNetworkError(err.cause ?? err, timeoutMs);
+        return unreachable('voice agent', url, cause, `${subject}: ${cause}`);
+      }
       default:
         return fail(`${subject}: handshake refused with HTTP ${err.status}`);
     }
@@ -60,18 +66,19 @@ type Grant = { ok: true; token: string } | { ok: false; problem: string };
 /** AGENT_AUTH=grant: the short-lived JWT a call would mint (`POST $SPEECH_API_URL/v1/auth/grant`). */
 async function mintGrant(agent: Config['agent'], timeoutMs: number): Promise<Grant> {
   const url = `${agent.speechApiUrl}/v1/auth/grant`;
-  let res: Response;
+  let res: { status: number; body: unknown };
   try {
-    res = await fetch(url, {
+    res = await httpJson(url, {
       method: 'POST',
       headers: { authorization: `Token ${agent.apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ ttl_seconds: 30 }),
-      signal: AbortSignal.timeout(timeoutMs),
+      timeoutMs,
     });
   } catch (err) {
     return { ok: false, problem: `${url}: ${describeNetworkError(err, timeoutMs)}` };
   }
-  const body = (await res.json().catch(() => null)) as { access_token?: unknown } | null;
-  if (res.ok && typeof body?.access_token === 'string') return { ok: true, token: body.access_token };
+  const body = res.body as { access_token?: unknown } | null | undefined;
+  const accepted = res.status >= 200 && res.status < 300;
+  if (accepted && typeof body?.access_token === 'string') return { ok: true, token: body.access_token };
   return { ok: false, problem: `${url} answered HTTP ${res.status}` };
 }

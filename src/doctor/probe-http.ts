@@ -1,22 +1,19 @@
 // Reachability of the configured REST hosts, each with one read-only request a healthy deployment
 // answers 200: the speech API's think-model listing and the carrier's own account record.
 import type { Config } from '../config/types.js';
+import { httpJson } from './http-request.js';
 import { describeNetworkError } from './network-error.js';
-import { type CheckLine, fail, ok, warn } from './report.js';
+import { type CheckLine, fail, ok, unreachable, warn } from './report.js';
 
 const THINK_MODELS_PATH = '/v1/agent/settings/think/models';
 
-type Answer = { ok: true; status: number; body: unknown } | { ok: false; problem: string };
+export type Answer = { ok: true; status: number; body: unknown } | { ok: false; problem: string };
 
-async function getJson(url: string, authorization: string, timeoutMs: number): Promise<Answer> {
+/** A GET that never follows a redirect (it would carry the credentials elsewhere). */
+export async function getJson(url: string, authorization: string, timeoutMs: number): Promise<Answer> {
   try {
-    const res = await fetch(url, {
-      headers: { authorization, accept: 'application/json' },
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const body = await res.json().catch(() => null);
-    return { ok: true, status: res.status, body };
+    const res = await httpJson(url, { headers: { authorization, accept: 'application/json' }, timeoutMs });
+    return { ok: true, status: res.status, body: res.body ?? null };
   } catch (err) {
     return { ok: false, problem: describeNetworkError(err, timeoutMs) };
   }
@@ -29,7 +26,8 @@ export async function probeSpeechApi(agent: Config['agent'], timeoutMs: number):
     `Token ${agent.apiKey}`,
     timeoutMs,
   );
-  if (!answer.ok) return fail(`${subject}: ${answer.problem}`);
+  if (!answer.ok)
+    return unreachable('speech API', agent.speechApiUrl, answer.problem, `${subject}: ${answer.problem}`);
   const { status, body } = answer;
   if (status >= 200 && status < 300) {
     const models = (body as { models?: unknown } | null)?.models;
@@ -53,7 +51,8 @@ export async function probeTwilio(twilio: Config['twilio'], timeoutMs: number): 
     `Basic ${basic}`,
     timeoutMs,
   );
-  if (!answer.ok) return fail(`${subject}: ${answer.problem}`);
+  if (!answer.ok)
+    return unreachable('Twilio API', twilio.apiUrl, answer.problem, `${subject}: ${answer.problem}`);
   const { status, body } = answer;
   if (status === 200) {
     const state = (body as { status?: unknown } | null)?.status;

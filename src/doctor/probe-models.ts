@@ -6,13 +6,15 @@ import type { Config } from '../config/types.js';
 import { THINK_MODELS } from '../sim/agent/think-models.js';
 import {
   agentRestBase,
-  listThinkModels,
-  type ThinkModelListing,
   modelFamilyProblems,
+  parseThinkModelListing,
   THINK_MODELS_PATH,
+  type ThinkModelListing,
   unknownThinkModels,
 } from '../speech/models.js';
-import { type CheckLine, fail, ok } from './report.js';
+import { describeErrorJson } from '../speech/http.js';
+import { getJson } from './probe-http.js';
+import { type CheckLine, fail, ok, unreachable } from './report.js';
 
 export async function modelChecks(config: Config, timeoutMs: number): Promise<CheckLine[]> {
   return [...(await thinkModelLines(config, timeoutMs)), ...familyLines(config)];
@@ -27,15 +29,18 @@ async function thinkModelLines(config: Config, timeoutMs: number): Promise<Check
   } else {
     const base = agentRestBase(config.agent.url);
     source = `${base}${THINK_MODELS_PATH}`;
-    try {
-      known = await listThinkModels({
-        baseUrl: base,
-        authorization: `Token ${config.agent.apiKey}`,
-        timeoutMs,
-      });
-    } catch (err) {
-      return [fail(`think models: cannot list them at ${source}: ${(err as Error).message}`)];
+    const answer = await getJson(source, `Token ${config.agent.apiKey}`, timeoutMs);
+    if (!answer.ok) {
+      const text = `think models: cannot list them at ${source}: ${answer.problem}`;
+      return [unreachable('think models', base, answer.problem, text)];
     }
+    if (answer.status < 200 || answer.status > 299) {
+      const { serviceCode, message } = describeErrorJson(answer.body);
+      const detail = [serviceCode, message].filter((part) => part !== undefined).join(': ');
+      const said = `GET ${THINK_MODELS_PATH} answered HTTP ${answer.status}${detail ? ` ${detail}` : ''}`;
+      return [fail(`think models: cannot list them at ${source}: ${said}`)];
+    }
+    known = parseThinkModelListing(answer.body);
   }
   const unknown = unknownThinkModels(config.profiles, known.names);
   if (unknown.length === 0)

@@ -1,7 +1,9 @@
 // Which secrets are set where the configuration needs them. Only names and counts are reported,
 // never a value. (A missing secret that stops the server, such as AGENT_API_KEY beside AGENT_URL,
 // fails loading already; these lines cover the ones it starts without.)
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ADMIN_TOKEN_FILE, readAdminTokenFile } from '../admin/token-file.js';
 import { WEBHOOK_SECRET_VARS } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { parseSecretsFile } from '../webhooks/secrets.js';
@@ -24,10 +26,23 @@ export function twilioCredentialsLine(config: Config): CheckLine {
   );
 }
 
+/**
+ * Without ADMIN_TOKEN the server makes a token file in DATA_DIR at its first start and uses it (the
+ * CLI reads it too): the admin API is on either way, so this is never a warning by itself.
+ */
 export function adminTokenLine(config: Config): CheckLine {
-  return config.adminToken === null
-    ? warn('ADMIN_TOKEN is not set: the /v1 admin API is off')
-    : ok('ADMIN_TOKEN is set: the /v1 admin API is on');
+  if (config.adminToken !== null) return ok('ADMIN_TOKEN is set: the /v1 admin API uses it');
+  const path = join(config.dataDir, ADMIN_TOKEN_FILE);
+  if (!existsSync(path)) {
+    return ok(`ADMIN_TOKEN is not set: the server creates ${path} at its first start and uses it`);
+  }
+  try {
+    const file = readAdminTokenFile(path);
+    if (file.exposed) return warn(`the admin token file ${path} is readable by other users: chmod 600 it`);
+    return ok(`ADMIN_TOKEN is not set: the server and the CLI use the token in ${path}`);
+  } catch (err) {
+    return fail(`admin token file: ${(err as Error).message}`);
+  }
 }
 
 /** Only when events are forwarded without a signing key. */

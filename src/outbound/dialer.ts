@@ -49,6 +49,7 @@ import {
   type OpenAttempt,
   parseAttemptId,
 } from '../store/campaign-records.js';
+import { outcomeAtCancel } from './cancel-outcome.js';
 import { isBreakerFailure, nextStep } from './retry-policy.js';
 import { renderTemplate } from './template.js';
 import { isWindowOpen, nextOpening } from './windows.js';
@@ -554,6 +555,7 @@ export class Dialer {
     const contact = await store.getContact(campaignId, attempt.contactId);
     if (!contact) return 'not_open';
     const now = this.clock.now();
+    ({ outcome, details } = outcomeAtCancel(campaign, outcome, details, now));
     const step = opts.final
       ? ({ state: 'done', outcome } as const)
       : nextStep({

@@ -16,8 +16,11 @@ export interface CampaignProgress {
     achieved: number;
   };
   /**
-   * Seconds until every waiting contact has been dialed at the pace achieved (the pace set before
-   * the first minute); null unless running. Retry delays and closed windows make it longer.
+   * Seconds until the campaign's calls are over: every waiting contact dialed at the pace achieved
+   * (the pace set before the first minute), plus the length of a call, judged by the oldest call
+   * in flight (a call lasts at least as long as the longest one still going). So calls that still
+   * ring or talk count: nothing waiting but calls up is not "0s left". Null unless running; retry
+   * delays and closed windows make it longer.
    */
   etaSeconds: number | null;
 }
@@ -41,6 +44,23 @@ export async function campaignProgress(
     outcomes: tally.outcomes,
     inFlight: open.length,
     pace: { set, achieved: Math.round(achieved * 100) / 100 },
-    etaSeconds: campaign.state === 'running' ? Math.ceil(waiting / rate) : null,
+    etaSeconds: campaign.state === 'running' ? estimateSeconds(waiting, rate, open, nowMs) : null,
   };
+}
+
+/** A call in flight lasts at least this long in the estimate: it has to ring and be answered. */
+const MIN_CALL_MS = 5_000;
+
+function estimateSeconds(
+  waiting: number,
+  perSecond: number,
+  open: readonly { claimedAtMs: number }[],
+  nowMs: number,
+): number {
+  if (waiting === 0 && open.length === 0) return 0;
+  const oldestMs = open.reduce((age, call) => Math.max(age, nowMs - call.claimedAtMs), 0);
+  const callMs = Math.max(MIN_CALL_MS, oldestMs);
+  // The last call starts after the waiting contacts are dialed, then runs about a call's length;
+  // the calls up now end sooner than that, unless nothing waits.
+  return Math.ceil(waiting / perSecond + callMs / 1_000);
 }

@@ -54,12 +54,24 @@ function row(contact: ContactRecord, variables: readonly string[], record: CallR
     last?.durationMs == null ? '' : String(Math.round(last.durationMs / 1000)),
     last?.answeredBy ?? '',
     safeCell(last?.summary ?? analysis.summary),
-    safeCell(contact.note ?? ''),
+    safeCell(note(contact)),
     safeCell(analysis.sentiment),
     safeCell(analysis.topics),
     safeCell(analysis.intents),
     analysis.analysis,
   ];
+}
+
+/** Outcomes that always say why in the note column, even when the carrier gave no reason. */
+const UNEXPLAINED: Partial<Record<string, string>> = {
+  failed: 'the call failed; the carrier gave no reason',
+  cancelled: 'the campaign was cancelled',
+};
+
+/** Why a contact ended as it did: its own note, else its last attempt's reason (a carrier's status, a cancel). */
+function note(contact: ContactRecord): string {
+  const said = contact.note ?? contact.attempts.at(-1)?.reason ?? null;
+  return said ?? (contact.outcome ? (UNEXPLAINED[contact.outcome] ?? '') : '');
 }
 
 /** The record of the contact's last call, for its analysis; null when there is none (yet). */

@@ -125,6 +125,11 @@ function describeErrorBody(body: Buffer): { serviceCode?: string; message?: stri
   } catch {
     return {};
   }
+  return describeErrorJson(parsed);
+}
+
+/** The service's error code and message from a parsed error body, each bounded and one line. */
+export function describeErrorJson(parsed: unknown): { serviceCode?: string; message?: string } {
   if (typeof parsed !== 'object' || parsed === null) return {};
   const top = parsed as Record<string, unknown>;
   const nested =

@@ -36,6 +36,11 @@ export async function listThinkModels(api: SpeechApi): Promise<ThinkModelListing
   } catch {
     return { count: 0, names: new Set() };
   }
+  return parseThinkModelListing(body);
+}
+
+/** The names in a think-model listing: an array of names or objects, bare or under `models`. */
+export function parseThinkModelListing(body: unknown): ThinkModelListing {
   const list = Array.isArray(body) ? body : (body as { models?: unknown } | null)?.models;
   const entries = Array.isArray(list) ? list : [];
   const names = new Set<string>();

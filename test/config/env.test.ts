@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readHost } from '../../src/config/listen.js';
 import { loadConfig } from '../../src/config/load.js';
 import {
   configErrorOf,
@@ -20,7 +21,7 @@ describe('environment defaults', () => {
   it('fills every setting when the environment is empty', () => {
     const config = load({});
     expect(config.port).toBe(8080);
-    expect(config.host).toBe('0.0.0.0');
+    expect(config.host).toBe('127.0.0.1');
     expect(config.publicUrl).toBe('http://127.0.0.1:8080');
     expect(config.region).toBe('global');
     expect(config.nodeEnv).toBe('development');
@@ -49,7 +50,7 @@ describe('environment defaults', () => {
   it('treats a blank value like an unset one', () => {
     const config = load({ PORT: '', HOST: '  ', LOG_LEVEL: '', MAX_CALLS: ' ' });
     expect(config.port).toBe(8080);
-    expect(config.host).toBe('0.0.0.0');
+    expect(config.host).toBe('127.0.0.1');
     expect(config.logLevel).toBe('info');
     expect(config.maxCalls).toBe(1000);
   });
@@ -68,6 +69,15 @@ describe('PORT and HOST', () => {
     expect(configErrorOf(() => load({ PORT: value })).message).toBe(
       `PORT: must be an integer from 0 to 65535, got "${value}"`,
     );
+  });
+
+  // Development may run with unverified webhooks: by default only this machine reaches them.
+  it('listens on loopback by default in development, on every interface under production', () => {
+    expect(load({}).host).toBe('127.0.0.1');
+    expect(load({ NODE_ENV: 'test' }).host).toBe('127.0.0.1');
+    expect(readHost({}, 'production')).toBe('0.0.0.0');
+    expect(readHost({ HOST: '10.0.0.7' }, 'production')).toBe('10.0.0.7');
+    expect(load({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
   });
 
   it('keeps HOST as given', () => {
@@ -93,6 +103,29 @@ describe('PORT and HOST', () => {
   ])('rejects HOST=%s in one line naming the variable', (value) => {
     expect(configErrorOf(() => load({ HOST: value })).message).toBe(
       `HOST: must be an IP address or a host name, got ${JSON.stringify(value)}`,
+    );
+  });
+});
+
+// A missing config folder is named as the folder, not as the first file read from it.
+describe('CONFIG_DIR', () => {
+  it('names a CONFIG_DIR that does not exist', () => {
+    const message = configErrorOf(() => load({ CONFIG_DIR: './nowhere' })).message;
+    expect(message).toBe(`CONFIG_DIR: no such folder (${join(MINIMAL_PROJECT, 'nowhere')}), got "./nowhere"`);
+  });
+
+  it('names a CONFIG_DIR that is a file', () => {
+    const message = configErrorOf(() => load({ CONFIG_DIR: './config/regions.json' })).message;
+    expect(message).toMatch(
+      /^CONFIG_DIR: is not a folder \(.*regions\.json\), got "\.\/config\/regions\.json"$/,
+    );
+  });
+
+  it('names the default folder when CONFIG_DIR is unset and ./config is missing', () => {
+    const empty = makeProject({ config: null });
+    const message = configErrorOf(() => loadConfig({}, { cwd: empty })).message;
+    expect(message).toBe(
+      `CONFIG_DIR: not set, and the default config: no such folder (${join(empty, 'config')})`,
     );
   });
 });

@@ -6,7 +6,7 @@
 // drain, instance routing by pod name, secrets by reference only, autoscaling on calls per pod.
 // Needs kubectl; skipped, saying so, without it.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
@@ -114,8 +114,40 @@ const generated = (objects: KubeObject[], name: string) =>
 const selects = (selector: Record<string, string>, labels: Record<string, string>) =>
   Object.entries(selector).every(([key, value]) => labels[key] === value);
 
+/** A copy of deploy/kubernetes with `change` applied to it, and that copy's overlay `region` rendered. */
+function renderChanged(region: string, change: (root: string) => void): KubeObject[] {
+  const copy = mkdtempSync(join(tmpdir(), 'callbridge-kustomize-'));
+  try {
+    cpSync(join(ROOT, 'deploy/kubernetes'), copy, { recursive: true });
+    change(copy);
+    return render(copy, region);
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+/** The overlay of `region` with the optional monitoring component added, as docs/deploy-kubernetes.md says. */
+function renderWithMonitoring(region: string): KubeObject[] {
+  return renderChanged(`${region}-monitoring`, (root) => {
+    mkdirSync(join(root, 'overlays', `${region}-monitoring`));
+    writeFileSync(
+      join(root, 'overlays', `${region}-monitoring`, 'kustomization.yaml'),
+      [
+        'apiVersion: kustomize.config.k8s.io/v1beta1',
+        'kind: Kustomization',
+        'resources:',
+        `  - ../${region}`,
+        'components:',
+        '  - ../../components/monitoring',
+        '',
+      ].join('\n'),
+    );
+  });
+}
+
 describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
   const rendered = new Map<string, KubeObject[]>();
+  const monitored = new Map<string, KubeObject[]>();
   let fields: ReturnType<typeof fieldChecker>;
 
   beforeAll(() => {
@@ -126,8 +158,11 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
     } finally {
       if (root !== shipped) rmSync(root, { recursive: true, force: true });
     }
-    fields = fieldChecker(ROOT, [...rendered.values()].flat());
-  }, 60_000);
+    // Components need kustomize v3.7 or later (kubectl 1.21).
+    if (kubectlMinor() >= 21)
+      for (const region of REGIONS) monitored.set(region, renderWithMonitoring(region));
+    fields = fieldChecker(ROOT, [...rendered.values(), ...monitored.values()].flat());
+  }, 120_000);
 
   it('renders the same with the base under bases:, as kubectl 1.20 needs it', () => {
     const copy = copyWithBases();
@@ -149,7 +184,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
     ]);
     container.ports = [{ name: 'http', containerPort: 'eighty' as unknown as number }];
     expect((await schemaProblems(statefulSet)).join()).toContain('containerPort must be integer');
-    const monitor = structuredClone(one<KubeObject>(rendered.get('global')!, 'ServiceMonitor'));
+    const monitor = structuredClone(one<KubeObject>(monitored.get('global')!, 'ServiceMonitor'));
     delete (monitor.spec as Record<string, unknown>).selector;
     expect((await schemaProblems(monitor)).join()).toContain('spec must have required property selector');
   });
@@ -171,22 +206,30 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
           'ConfigMap',
           'ConfigMap',
           'ConfigMap',
+          'ConfigMap',
+          'ConfigMap',
           'Deployment',
           'HorizontalPodAutoscaler',
+          'Ingress',
           'NetworkPolicy',
           'NetworkPolicy',
           'PodDisruptionBudget',
           'PodDisruptionBudget',
-          'PrometheusRule',
           'Service',
           'Service',
           'Service',
-          'ServiceMonitor',
           'StatefulSet',
         ].sort(),
       );
+      // The Prometheus Operator's kinds come only with the optional component.
+      expect(
+        (monitored.get(region) ?? [])
+          .map((o) => o.kind)
+          .filter((kind) => !objects().some((o) => o.kind === kind))
+          .sort(),
+      ).toEqual(monitored.has(region) ? ['PrometheusRule', 'ServiceMonitor'] : []);
       const problems: string[] = [];
-      for (const object of objects()) {
+      for (const object of [...objects(), ...(monitored.get(region) ?? [])]) {
         for (const problem of await schemaProblems(object))
           problems.push(`${object.kind}/${object.metadata.name}: ${problem}`);
         problems.push(...fields.unknownFields(object));
@@ -212,6 +255,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
     });
 
     it('gives callbridge a configuration it starts with, dialing the region’s own hosts', () => {
+      let loaded: ReturnType<typeof loadConfig>;
       // The env a pod gets: the ConfigMap, the pod name, and stand-ins for what the Secrets hold.
       const env = {
         ...config(),
@@ -222,15 +266,85 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
         AGENT_API_KEY: 'agent-key-for-tests',
         STREAM_TOKEN_SECRET: 'stream-token-secret-for-tests',
       };
-      const loaded = loadConfig(env, { cwd: ROOT });
+      // CONFIG_DIR as the pod mounts it: the routing ConfigMap, with the agents ConfigMap as agents/.
+      const configDir = mkdtempSync(join(tmpdir(), 'callbridge-pod-config-'));
+      try {
+        mkdirSync(join(configDir, 'agents'));
+        for (const [file, text] of Object.entries(generated(objects(), 'callbridge-routing').data))
+          writeFileSync(join(configDir, file), text);
+        for (const [file, text] of Object.entries(generated(objects(), 'callbridge-agents').data))
+          writeFileSync(join(configDir, 'agents', file), text);
+        loaded = loadConfig({ ...env, CONFIG_DIR: configDir }, { cwd: ROOT });
+      } finally {
+        rmSync(configDir, { recursive: true, force: true });
+      }
       const regions = JSON.parse(readFileSync(join(ROOT, 'config/regions.json'), 'utf8')) as Record<
         string,
         { agentUrl: string }
       >;
-      expect(loaded.region).toBe(region);
-      expect(loaded.agent.url).toBe(regions[region]!.agentUrl);
-      expect(loaded.redisKeyPrefix).toBe(`callbridge:${region}:`);
-      expect(loaded.trustProxy).not.toBe(false);
+      expect(loaded!.region).toBe(region);
+      expect(loaded!.agent.url).toBe(regions[region]!.agentUrl);
+      expect(loaded!.redisKeyPrefix).toBe(`callbridge:${region}:`);
+      expect(loaded!.trustProxy).not.toBe(false);
+      expect(Object.keys(loaded!.profiles).sort()).toEqual(['default', 'reminders', 'sales']);
+    });
+
+    it('mounts the profiles, number routes and regions from ConfigMaps made from config/', () => {
+      const agents = generated(objects(), 'callbridge-agents');
+      const routing = generated(objects(), 'callbridge-routing');
+      const shipped = readdirSync(join(ROOT, 'config/agents')).filter((f) => f.endsWith('.json'));
+      expect(Object.keys(agents.data).sort()).toEqual(shipped.sort());
+      for (const file of shipped)
+        expect(agents.data[file]).toBe(readFileSync(join(ROOT, 'config/agents', file), 'utf8'));
+      expect(Object.keys(routing.data).sort()).toEqual(['numbers.json', 'regions.json']);
+      const volumes = server().spec.template.spec.volumes ?? [];
+      expect(volumes).toContainEqual({ name: 'config', configMap: { name: routing.metadata.name } });
+      expect(volumes).toContainEqual({ name: 'agents', configMap: { name: agents.metadata.name } });
+      const mounts = container().volumeMounts ?? [];
+      expect(mounts).toContainEqual({ name: 'config', mountPath: '/app/config', readOnly: true });
+      expect(mounts).toContainEqual({ name: 'agents', mountPath: '/app/config/agents', readOnly: true });
+    });
+
+    it('rolls the pods when a prompt changes: the ConfigMap gets a new name the pods follow', () => {
+      const changed = renderChanged(region, (root) => {
+        const file = join(root, 'base/config/agents/default.json');
+        writeFileSync(file, readFileSync(file, 'utf8').replace('Example Dental', 'Example Clinic'));
+      });
+      const before = generated(objects(), 'callbridge-agents').metadata.name;
+      const after = generated(changed, 'callbridge-agents').metadata.name;
+      expect(after).not.toBe(before);
+      const template = one<Workload>(changed, 'StatefulSet', 'callbridge').spec.template.spec;
+      expect(template.volumes).toContainEqual({ name: 'agents', configMap: { name: after } });
+    });
+
+    it('serves PUBLIC_URL through an Ingress with TLS that keeps media WebSockets open', () => {
+      const ingress = one<
+        KubeObject & {
+          metadata: { annotations: Record<string, string> };
+          spec: {
+            tls: Array<{ hosts: string[]; secretName: string }>;
+            rules: Array<{
+              host: string;
+              http: { paths: Array<{ path: string; backend: { service: { name: string } } }> };
+            }>;
+          };
+        }
+      >(objects(), 'Ingress');
+      const host = new URL(config().PUBLIC_URL!).host;
+      expect(new URL(config().PUBLIC_URL!).protocol).toBe('https:');
+      expect(ingress.spec.tls).toEqual([{ hosts: [host], secretName: 'callbridge-tls' }]);
+      expect(ingress.spec.rules.map((rule) => rule.host)).toEqual([host]);
+      const backend = ingress.spec.rules[0]!.http.paths[0]!;
+      expect(backend.path).toBe('/');
+      one<Service>(objects(), 'Service', backend.backend.service.name);
+      expect(backend.backend.service.name).toBe('callbridge-balancer');
+      const annotations = ingress.metadata.annotations;
+      expect(Number(annotations['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeGreaterThanOrEqual(
+        3600,
+      );
+      expect(Number(annotations['nginx.ingress.kubernetes.io/proxy-send-timeout'])).toBeGreaterThanOrEqual(
+        3600,
+      );
     });
 
     it('keeps secrets out of the files: every credential comes from a Secret the operator creates', () => {
@@ -343,45 +457,67 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
       );
     });
 
-    it('scrapes every pod as job "callbridge" with the pod name as instance, and ships the alerts and dashboards', () => {
-      const monitor = one<
-        KubeObject & {
-          spec: {
-            selector: { matchLabels: Record<string, string> };
-            endpoints: Array<Record<string, unknown>>;
-          };
+    it.skipIf(!KUBECTL || kubectlMinor() < 21)(
+      'scrapes every pod as job "callbridge" with the pod name as instance, and ships the alerts and dashboards',
+      () => {
+        const monitor = one<
+          KubeObject & {
+            spec: {
+              selector: { matchLabels: Record<string, string> };
+              endpoints: Array<Record<string, unknown>>;
+            };
+          }
+        >(monitored.get(region)!, 'ServiceMonitor');
+        const headless = one<Service>(objects(), 'Service', 'callbridge-pods');
+        expect(selects(monitor.spec.selector.matchLabels, headless.metadata.labels ?? {})).toBe(true);
+        expect(
+          selects(
+            monitor.spec.selector.matchLabels,
+            one<Service>(objects(), 'Service', 'callbridge').metadata.labels ?? {},
+          ),
+        ).toBe(false);
+        const [endpoint] = monitor.spec.endpoints;
+        expect(endpoint).toMatchObject({ port: 'http', path: '/metrics' });
+        expect(endpoint!.relabelings).toEqual([
+          { targetLabel: 'job', replacement: 'callbridge' },
+          { sourceLabels: ['__meta_kubernetes_pod_name'], targetLabel: 'instance' },
+        ]);
+
+        const rule = one<KubeObject & { spec: { groups: unknown } }>(
+          monitored.get(region)!,
+          'PrometheusRule',
+        );
+        expect(rule.spec.groups).toEqual(
+          parseYaml(readFileSync(join(ROOT, 'prometheus/alerts.yml'), 'utf8')).groups,
+        );
+
+        const dashboards = one<ConfigMap>(objects(), 'ConfigMap', 'callbridge-dashboards');
+        expect(dashboards.metadata.labels?.grafana_dashboard).toBe('1');
+        const provisioned = readdirSync(join(ROOT, 'grafana/dashboards')).filter((f) => f.endsWith('.json'));
+        expect(Object.keys(dashboards.data).sort()).toEqual(provisioned.sort());
+        for (const file of provisioned) {
+          expect(dashboards.data[file]).toBe(readFileSync(join(ROOT, 'grafana/dashboards', file), 'utf8'));
         }
-      >(objects(), 'ServiceMonitor');
-      const headless = one<Service>(objects(), 'Service', 'callbridge-pods');
-      expect(selects(monitor.spec.selector.matchLabels, headless.metadata.labels ?? {})).toBe(true);
-      expect(
-        selects(
-          monitor.spec.selector.matchLabels,
-          one<Service>(objects(), 'Service', 'callbridge').metadata.labels ?? {},
-        ),
-      ).toBe(false);
-      const [endpoint] = monitor.spec.endpoints;
-      expect(endpoint).toMatchObject({ port: 'http', path: '/metrics' });
-      expect(endpoint!.relabelings).toEqual([
-        { targetLabel: 'job', replacement: 'callbridge' },
-        { sourceLabels: ['__meta_kubernetes_pod_name'], targetLabel: 'instance' },
-      ]);
+        const datasource = generated(objects(), 'callbridge-grafana-datasource');
+        expect(datasource.metadata.labels?.grafana_datasource).toBe('1');
+        expect(datasource.data['callbridge-prometheus.yaml']).toContain('uid: callbridge-prometheus');
+      },
+    );
+  });
+});
 
-      const rule = one<KubeObject & { spec: { groups: unknown } }>(objects(), 'PrometheusRule');
-      expect(rule.spec.groups).toEqual(
-        parseYaml(readFileSync(join(ROOT, 'prometheus/alerts.yml'), 'utf8')).groups,
-      );
-
-      const dashboards = one<ConfigMap>(objects(), 'ConfigMap', 'callbridge-dashboards');
-      expect(dashboards.metadata.labels?.grafana_dashboard).toBe('1');
-      const provisioned = readdirSync(join(ROOT, 'grafana/dashboards')).filter((f) => f.endsWith('.json'));
-      expect(Object.keys(dashboards.data).sort()).toEqual(provisioned.sort());
-      for (const file of provisioned) {
-        expect(dashboards.data[file]).toBe(readFileSync(join(ROOT, 'grafana/dashboards', file), 'utf8'));
-      }
-      const datasource = generated(objects(), 'callbridge-grafana-datasource');
-      expect(datasource.metadata.labels?.grafana_datasource).toBe('1');
-      expect(datasource.data['callbridge-prometheus.yaml']).toContain('uid: callbridge-prometheus');
-    });
+// Redis is a requirement the operator provides; the example that shows one is valid Kubernetes.
+describe('deploy/kubernetes/examples/redis.yaml', () => {
+  it('holds a Redis StatefulSet and its Service that validate against the API schemas', async () => {
+    const objects = parseAllDocuments(
+      readFileSync(join(ROOT, 'deploy/kubernetes/examples/redis.yaml'), 'utf8'),
+    ).map((doc) => doc.toJS() as KubeObject);
+    expect(objects.map((o) => o.kind)).toEqual(['StatefulSet', 'Service']);
+    const problems: string[] = [];
+    for (const object of objects) problems.push(...(await schemaProblems(object)));
+    expect(problems).toEqual([]);
+    const service = objects[1] as Service & { spec: { ports: Array<{ port: number }> } };
+    expect(service.metadata.name).toBe('redis');
+    expect(service.spec.ports[0]!.port).toBe(6379);
   });
 });

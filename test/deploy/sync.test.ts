@@ -26,7 +26,7 @@ describe('scripts/sync-deploy.mjs', () => {
   it('names the copy a changed dashboard or alert leaves behind, until the script runs', () => {
     const dir = mkdtempSync(join(tmpdir(), 'callbridge-sync-'));
     dirs.push(dir);
-    for (const path of ['grafana', 'prometheus', 'deploy'])
+    for (const path of ['grafana', 'prometheus', 'deploy', 'config'])
       cpSync(join(ROOT, path), join(dir, path), { recursive: true });
     expect(driftedFiles(dir)).toEqual([]);
 
@@ -37,26 +37,37 @@ describe('scripts/sync-deploy.mjs', () => {
     );
     const alerts = join(dir, 'prometheus/alerts.yml');
     writeFileSync(alerts, readFileSync(alerts, 'utf8').replace('for: 2m', 'for: 3m'));
+    const profile = join(dir, 'config/agents/default.json');
+    writeFileSync(profile, readFileSync(profile, 'utf8').replace('Example Dental', 'Example Clinic'));
     expect(driftedFiles(dir)).toEqual([
       'deploy/kubernetes/base/dashboards-configmap.yaml',
-      'deploy/kubernetes/base/prometheus-rule.yaml',
+      'deploy/kubernetes/components/monitoring/prometheus-rule.yaml',
+      'deploy/kubernetes/base/config/agents/default.json',
     ]);
 
     for (const { path, content } of generatedFiles(dir)) writeFileSync(join(dir, path), content);
     expect(driftedFiles(dir)).toEqual([]);
   });
 
-  it('has the base kustomization include every file it generates there', () => {
-    const kustomization = parse(
-      readFileSync(join(ROOT, 'deploy/kubernetes/base/kustomization.yaml'), 'utf8'),
-    ) as {
-      resources: string[];
-    };
-    const base = generatedFiles()
-      .map(({ path }) => path)
-      .filter((path) => path.startsWith('deploy/kubernetes/base/'))
-      .map((path) => path.slice('deploy/kubernetes/base/'.length));
-    expect(base.length).toBe(2);
-    for (const file of base) expect(kustomization.resources).toContain(file);
+  it('has the kustomizations use every file generated for them', () => {
+    const read = (path: string) =>
+      parse(readFileSync(join(ROOT, path), 'utf8')) as {
+        resources: string[];
+        configMapGenerator: Array<{ name: string; files?: string[] }>;
+      };
+    const base = read('deploy/kubernetes/base/kustomization.yaml');
+    const monitoring = read('deploy/kubernetes/components/monitoring/kustomization.yaml');
+    const generatorFiles = base.configMapGenerator.flatMap((generator) => generator.files ?? []);
+    const paths = generatedFiles().map(({ path }) => path);
+    for (const path of paths) {
+      if (path.startsWith('deploy/kubernetes/base/config/'))
+        expect(generatorFiles).toContain(path.slice('deploy/kubernetes/base/'.length));
+      else if (path.startsWith('deploy/kubernetes/base/'))
+        expect(base.resources).toContain(path.slice('deploy/kubernetes/base/'.length));
+      else if (path.startsWith('deploy/kubernetes/components/monitoring/'))
+        expect(monitoring.resources).toContain(path.slice('deploy/kubernetes/components/monitoring/'.length));
+    }
+    // A profile added to config/agents is copied and must be listed for its ConfigMap.
+    expect(paths.filter((path) => path.startsWith('deploy/kubernetes/base/config/agents/'))).toHaveLength(3);
   });
 });

@@ -11,7 +11,7 @@ import { buildIfStale, ROOT } from '../helpers/build.js';
 import { freePort } from '../helpers/free-port.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmsEnergy, samplesPerFrame } from '../../src/audio/energy.js';
-import { readWav } from '../../src/audio/wav.js';
+import { frameEnergies, readStereoWav } from '../helpers/stereo-wav.js';
 
 /** RMS of a voiced 20 ms frame (src/audio/energy.ts, SpeechDetector's default). */
 const SPEECH_RMS = 500;
@@ -132,9 +132,14 @@ describe('quickstart: npm start with no AGENT_URL, then callbridge call', () => 
     // What the caller heard is speech: the greeting (about 3.8 s) and the reply (about 1.9 s), not
     // silence of the right length. Counted over the whole recording: a busy machine may pause the
     // playback, so its first pause is not where the greeting ends.
-    const heard = readWav(readFileSync(out));
-    expect(heard).toMatchObject({ format: 'mulaw', sampleRate: 8000, channels: 1 });
-    expect(voicedFrames(heard.samples)).toBeGreaterThanOrEqual(90);
+    // Both sides on the call's clock: the agent on the right, the caller on the left, after the greeting.
+    const tape = readStereoWav(readFileSync(out));
+    expect(tape).toMatchObject({ sampleRate: 8000, channels: 2 });
+    expect(voicedFrames(tape.right)).toBeGreaterThanOrEqual(90);
+    const firstVoiced = (samples: Int16Array) =>
+      frameEnergies(samples).findIndex((energy) => energy >= SPEECH_RMS);
+    expect(voicedFrames(tape.left)).toBeGreaterThanOrEqual(50);
+    expect(firstVoiced(tape.left)).toBeGreaterThan(firstVoiced(tape.right) + 50);
   }, 45_000);
 
   it('names the built-in simulated carrier API that answers for carriers without credentials', async () => {
@@ -171,8 +176,9 @@ describe('quickstart: npm start with no AGENT_URL, then callbridge call', () => 
       expect(text).toMatch(/ended: caller-hangup/);
       // What the caller heard is speech, in the carrier's own rate: the greeting (about 3.8 s) and
       // the reply (about 1.9 s), not silence of the right length.
-      const heard = readWav(readFileSync(out));
-      expect(voicedFrames(heard.samples, heard.sampleRate)).toBeGreaterThanOrEqual(90);
+      const tape = readStereoWav(readFileSync(out));
+      expect(voicedFrames(tape.right, tape.sampleRate)).toBeGreaterThanOrEqual(90);
+      expect(voicedFrames(tape.left, tape.sampleRate)).toBeGreaterThanOrEqual(50);
     },
     60_000,
   );

@@ -70,9 +70,13 @@ describe('POST /v1/read (spec 4.6, 7)', () => {
     const first = await read(FULL, { text });
     expect(first.status).toBe(200);
     expect(first.body.metadata.language).toBe('en');
+    // The whole conversation: what the caller wanted, what the agent said.
     expect(first.body.results.summary).toEqual({
-      text: 'Where is my order W-1? … It ships tomorrow, thanks for waiting.',
+      text:
+        'The caller wanted to check order status (order status). ' +
+        'The agent said "It ships tomorrow, thanks for waiting."',
     });
+    // The caller's words are scored, not the agent's thanks.
     expect(first.body.results.sentiments?.average).toEqual({ sentiment: 'neutral', sentiment_score: 0 });
     expect(first.body.results.topics.segments[0]?.topics.map((t: { topic: string }) => t.topic)).toEqual([
       'order status',
@@ -88,7 +92,7 @@ describe('POST /v1/read (spec 4.6, 7)', () => {
     const { body } = await read('language=en&summarize=true', { text: 'Hello there. Goodbye.' });
     expect(Object.keys(body.results)).toEqual(['summary']);
     expect((await read('language=en&sentiment=true', { text: 'Great, thanks.' })).body.results).toEqual({
-      sentiments: expect.objectContaining({ average: { sentiment: 'positive', sentiment_score: 1 } }),
+      sentiments: expect.objectContaining({ average: { sentiment: 'positive', sentiment_score: 0.848 } }),
     });
   });
 
@@ -178,5 +182,42 @@ describe('POST /v1/read (spec 4.6, 7)', () => {
   it('refuses a body over its limit without reading it all', async () => {
     const answer = await read('language=en', { text: 'x'.repeat(1024 * 1024 + 10) });
     expect(answer.status).toBe(413);
+  });
+});
+
+// The analysis reads the whole call and judges the caller honestly: a voicemail (the agent alone)
+// is neutral, not "negative" for its "sorry"; a call whose caller said no readable words is
+// neutral, not "positive" for the agent's thanks; an unhappy caller is negative.
+describe('the local analysis of a whole conversation', () => {
+  const full = async (text: string) => (await read(FULL, { text })).body.results;
+
+  it('calls a voicemail neutral and says the caller did not speak', async () => {
+    const results = await full(
+      'Agent: Hi Ada, this is Example Dental. Sorry we missed you; please call us back. Goodbye.',
+    );
+    expect(results.sentiments?.average).toEqual({ sentiment: 'neutral', sentiment_score: 0 });
+    expect(results.summary?.text).toMatch(/^The caller did not speak\. The agent said "Hi Ada/);
+  });
+
+  it('does not score the agent for a caller whose words were not transcribed', async () => {
+    const results = await full(
+      'Agent: Thank you for calling Example Dental. How can I help you today?\n' +
+        'Caller: (caller spoke for 2.6 s)\nAgent: Sure, I can help with that. Thanks!',
+    );
+    expect(results.sentiments?.average).toEqual({ sentiment: 'neutral', sentiment_score: 0 });
+    expect(results.summary?.text).toBe(
+      'The caller spoke once, with no words the analysis could read. The agent spoke twice, opening ' +
+        'with "Thank you for calling Example Dental. How can I help you today?" and closing with ' +
+        '"Sure, I can help with that. Thanks!"',
+    );
+  });
+
+  it('finds an unhappy caller negative, from the middle of the call too', async () => {
+    const results = await full(
+      'Agent: Hello, Example Dental.\nCaller: Hi.\nAgent: How can I help?\n' +
+        'Caller: This is terrible, my crown is broken and nobody called me back.\nAgent: Sorry to hear that.',
+    );
+    expect(results.sentiments?.average).toMatchObject({ sentiment: 'negative' });
+    expect(results.summary?.text).toMatch(/^The caller said "This is terrible, my crown is broken/);
   });
 });

@@ -403,10 +403,14 @@ describe('post-call analysis', () => {
     expect((await store.getCallRecord('CA-local'))?.analysis).toMatchObject({
       outcome: 'ok',
       language: 'en',
-      summary: 'Thanks for calling, how can I help? … It ships tomorrow.',
-      sentiment: 'positive',
+      // The whole call read: the caller's wish, the agent's first and last words; the caller's
+      // words alone give the sentiment and intents (the agent's "how can I help" is not the caller's).
+      summary:
+        'The caller wanted to check order status (order status). The agent spoke twice, opening ' +
+        'with "Thanks for calling, how can I help?" and closing with "It ships tomorrow."',
+      sentiment: 'neutral',
       topics: ['order status'],
-      intents: ['check order status', 'get help'],
+      intents: ['check order status'],
     });
   });
 });

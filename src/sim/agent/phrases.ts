@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type AudioFormat, transcode } from '../../audio/codec.js';
-import { synthesizePlaceholderSpeech } from './placeholder-speech.js';
+import { speakText } from '../speech/spoken-text.js';
 
 /** assets/phrases at the package root, from src/sim/agent or dist/sim/agent alike. */
 export const DEFAULT_PHRASE_DIR = fileURLToPath(new URL('../../../assets/phrases/', import.meta.url));
@@ -63,18 +63,18 @@ export class PhraseBook {
     return [...this.#texts.keys()];
   }
 
-  /** A phrase id speaks that recording; text matching a phrase's text too; other text a placeholder. */
+  /** A phrase id speaks that recording; text matching a phrase's text too; other text is synthesised. */
   resolve(ref: string): Utterance {
     const id = this.#texts.has(ref) ? ref : this.#byText.get(normalize(ref));
     if (id !== undefined) return { text: this.#texts.get(id)!, phraseId: id, audio: this.#audio.get(id)! };
-    return { text: ref, audio: synthesizePlaceholderSpeech(ref) };
+    return { text: ref, audio: speakText(ref) };
   }
 
-  /** Text to speak (the speak endpoints): a phrase's recording when the text is one, else a placeholder. */
+  /** Text to speak (the speak endpoints): a phrase's recording when the text is one, else synthesised. */
   speak(text: string): Utterance {
     const id = this.#byText.get(normalize(text));
     if (id !== undefined) return { text: this.#texts.get(id)!, phraseId: id, audio: this.#audio.get(id)! };
-    return { text, audio: synthesizePlaceholderSpeech(text) };
+    return { text, audio: speakText(text) };
   }
 
   /** The utterance's audio in `format`, converted from μ-law 8 kHz. */

@@ -3,7 +3,8 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readWav, toMulaw8k, writeWavMulaw } from '../../audio/wav.js';
+import { readWav, toMulaw8k } from '../../audio/wav.js';
+import { writeStereoWav } from './call-tape.js';
 import { packageRoot } from '../package-root.js';
 import { cliAdminToken } from '../../campaign-cli/token.js';
 import { analysisReport } from './call-analysis.js';
@@ -106,8 +107,9 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
   let wrote = '';
   if (parsed.out !== undefined) {
     try {
-      await writeFile(parsed.out, writeWavMulaw(result.heard));
-      wrote = `, wrote ${parsed.out} (μ-law 8 kHz WAV)`;
+      // Both sides on the call's clock: the caller left, the agent right (call-tape.ts).
+      await writeFile(parsed.out, writeStereoWav(result.sides.caller, result.sides.agent));
+      wrote = `, wrote ${parsed.out} (caller left, agent right)`;
     } catch (err) {
       io.stderr(`callbridge call: cannot write --out ${parsed.out}: ${(err as Error).message}\n`);
       return 1;

@@ -11,6 +11,7 @@ import { fromPhone, toPhone } from './dialects/audio.js';
 import { type CallEventLog, mulawMs } from './events.js';
 import { type FrameClock, startFrameClock } from './frame-clock.js';
 import { GreetingWait, type GreetingWaitLimits, type SpeakReason } from './greeting-wait.js';
+import { CallTape } from './call-tape.js';
 import { FRAME_BYTES, PhonePlayout } from './playout.js';
 
 const FRAME_MS = 20;
@@ -40,6 +41,8 @@ export interface MediaStreamOptions {
 export interface MediaStreamOutcome {
   opened: boolean;
   heard: Buffer;
+  /** Both sides on the call's clock (μ-law 8 kHz, equal lengths): what `--out` writes. */
+  sides: { caller: Buffer; agent: Buffer };
   endReason: string;
   /** The stream failed to open or the server closed it with an error code. */
   failed: boolean;
@@ -48,7 +51,13 @@ export interface MediaStreamOutcome {
 export async function runMediaStream(o: MediaStreamOptions): Promise<MediaStreamOutcome> {
   const ws = await openSocket(o).catch((err: Error) => err);
   if (ws instanceof Error) {
-    return { opened: false, heard: Buffer.alloc(0), endReason: `stream-failed: ${ws.message}`, failed: true };
+    return {
+      opened: false,
+      heard: Buffer.alloc(0),
+      sides: { caller: Buffer.alloc(0), agent: Buffer.alloc(0) },
+      endReason: `stream-failed: ${ws.message}`,
+      failed: true,
+    };
   }
   const outcome = await new PhoneStream(ws, o).run();
   await afterHangup(o);
@@ -93,6 +102,7 @@ function openSocket(o: MediaStreamOptions): Promise<WebSocket> {
 class PhoneStream {
   private clock: FrameClock | undefined;
   private readonly playout: PhonePlayout;
+  private readonly tape = new CallTape();
   private readonly callerFrames: Buffer[];
   private nextCallerFrame = 0;
   /** Undefined once the caller has started speaking. */
@@ -155,7 +165,8 @@ class PhoneStream {
   private onFrame(index: number): void {
     if (this.hungUpBy !== undefined) return;
     this.nowMs = index * FRAME_MS;
-    this.playout.tick();
+    const played = this.playout.tick();
+    if (played) this.tape.agent(index, played);
     if (this.greetingWait !== undefined) {
       const reason = this.greetingWait.decide(this.nowMs);
       if (reason === undefined) {
@@ -240,8 +251,9 @@ class PhoneStream {
     clearTimeout(this.closeTimer);
     this.clock?.stop();
     const heard = (): Buffer => this.playout.heard();
+    const sides = this.tape.sides();
     if (this.hungUpBy === 'caller') {
-      return { opened: true, heard: heard(), endReason: this.callerReason, failed: false };
+      return { opened: true, heard: heard(), sides, endReason: this.callerReason, failed: false };
     }
     this.hungUpBy = 'server';
     const unplayedMs = mulawMs(this.playout.hangUp());
@@ -251,11 +263,12 @@ class PhoneStream {
     const endReason = normal
       ? 'server-hangup'
       : `server-error: close code ${code}${reason ? ` (${reason})` : ''}`;
-    return { opened: true, heard: heard(), endReason, failed: !normal };
+    return { opened: true, heard: heard(), sides, endReason, failed: !normal };
   }
 
   private sendMedia(payload: Buffer): void {
     const { stream } = this.o;
+    this.tape.caller(Math.round(this.nowMs / FRAME_MS), payload);
     for (const frame of stream.callerAudio(fromPhone(payload, stream.format))) this.send(frame);
   }
 

@@ -46,6 +46,8 @@ export interface CallResult {
   streamSid: string;
   /** The agent audio the caller's speaker played (μ-law 8 kHz), without the silences between. */
   heard: Buffer;
+  /** Both sides on the call's clock (μ-law 8 kHz, equal lengths): caller and agent as played. */
+  sides: { caller: Buffer; agent: Buffer };
   events: CallEvent[];
   endReason: string;
   ok: boolean;
@@ -67,6 +69,7 @@ export async function placeCall(opts: PlaceCallOptions): Promise<CallResult> {
   const failed = (endReason: string, ids = { callSid: '', streamSid: '' }): CallResult => ({
     ...ids,
     heard: Buffer.alloc(0),
+    sides: { caller: Buffer.alloc(0), agent: Buffer.alloc(0) },
     events: log.events,
     endReason,
     ok: false,
@@ -117,6 +120,7 @@ export async function placeCall(opts: PlaceCallOptions): Promise<CallResult> {
       callSid: stream.callSid,
       streamSid: stream.streamSid,
       heard: outcome.heard,
+      sides: outcome.sides,
       events: log.events,
       endReason: outcome.endReason,
       ok: !outcome.failed && outcome.heard.length > 0,

@@ -56,8 +56,8 @@ export class PhonePlayout {
     }
   }
 
-  /** One 20 ms frame of playout time has begun: finish the last frame, start the next. */
-  tick(): void {
+  /** One 20 ms frame of playout time has begun: finish the last frame, start the next. Returns what it plays. */
+  tick(): Buffer | null {
     this.releaseReachedMarks();
     const frame: Buffer[] = [];
     let wanted = FRAME_BYTES;
@@ -84,7 +84,7 @@ export class PhonePlayout {
     const bytes = FRAME_BYTES - wanted;
     if (bytes === 0) {
       this.stopIfPlaying();
-      return;
+      return null;
     }
     this.queuedBytes -= bytes;
     for (const part of frame) this.played.push(part);
@@ -95,6 +95,7 @@ export class PhonePlayout {
       this.hooks.onStarted();
     }
     this.stretchBytes += bytes;
+    return frame.length === 1 ? frame[0]! : Buffer.concat(frame, bytes);
   }
 
   /** Barge-in: unplayed audio is dropped and every pending mark goes back now. Returns bytes dropped. */

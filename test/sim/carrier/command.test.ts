@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import twilio from 'twilio';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { readWav, writeWavPcm16 } from '../../../src/audio/wav.js';
+import { writeWavPcm16 } from '../../../src/audio/wav.js';
 import { type CommandIo, callCommand } from '../../../src/sim/carrier/command.js';
 import { dialectNames } from '../../../src/sim/carrier/dialects/index.js';
+import { readStereoWav } from '../../helpers/stereo-wav.js';
 
 const AUTH_TOKEN = 'command-test-token';
 
@@ -173,9 +174,17 @@ describe('callbridge call against a server', () => {
     // The greeting and the quiet after it went by before the caller's first words.
     const firstWords = callerAudio.findIndex((frame) => !isSilence(frame));
     expect(firstWords).toBeGreaterThanOrEqual(5 + 15);
-    const heard = readWav(await readFile(outPath));
-    expect(heard).toMatchObject({ format: 'mulaw', sampleRate: 8000, channels: 1 });
-    expect(heard.samples).toHaveLength(800);
+    // Both sides on the call's clock: the caller left, the agent right, silences kept.
+    const tape = readStereoWav(await readFile(outPath));
+    expect(tape).toMatchObject({ sampleRate: 8000, channels: 2 });
+    const spoke = (samples: Int16Array) => samples.findIndex((sample) => Math.abs(sample) > 64);
+    const agentFirst = spoke(tape.right);
+    const callerFirst = spoke(tape.left);
+    expect(agentFirst).toBeGreaterThanOrEqual(0);
+    // The caller waited for the greeting: their first sound comes after the agent's, on the left.
+    expect(callerFirst).toBeGreaterThan(agentFirst + 800);
+    expect(tape.right.filter((sample) => Math.abs(sample) > 64).length).toBeLessThanOrEqual(800);
+    expect(tape.left.length / 8000).toBeGreaterThan(firstWords * 0.02);
   });
 
   it('sends the bundled caller phrase when no --wav is given, after silence while the greeting plays', async () => {
@@ -221,7 +230,10 @@ describe('callbridge call against a server', () => {
     const { io, err } = captureIo({ TWILIO_AUTH_TOKEN: AUTH_TOKEN });
     expect(await callCommand(['--server', server, '--wav', await tinyWav(), '--out', outPath], io)).toBe(1);
     expect(err()).toBe('callbridge call: call failed: server-hangup, and the caller heard nothing\n');
-    expect(readWav(await readFile(outPath)).samples).toHaveLength(0);
+    // The file still holds the call: the caller's side, and silence where the agent said nothing.
+    const tape = readStereoWav(await readFile(outPath));
+    expect(tape.right.every((sample) => Math.abs(sample) <= 64)).toBe(true);
+    expect(tape.left.length).toBeGreaterThan(0);
   });
 
   it('exits 1 when the call is declined', async () => {
