@@ -19,6 +19,7 @@ import { warnUnknownThinkModels } from './speech/model-check.js';
 import { agentRestBase } from './speech/models.js';
 import { PromptAudio } from './speech/prompts.js';
 import { openStore } from './store/index.js';
+import { DialPolicy, profileTargetsProblem } from './trust/dial-policy.js';
 
 /** How long the goodbyes of calls still up at the drain deadline may take. */
 const FAREWELL_WAIT_MS = 20_000;
@@ -26,6 +27,8 @@ const FAREWELL_WAIT_MS = 20_000;
 let config: ReturnType<typeof loadConfig>;
 try {
   config = loadConfig(process.env);
+  const refusedTarget = profileTargetsProblem(config.profiles, new DialPolicy(config.dialPolicy));
+  if (refusedTarget !== null) throw new Error(refusedTarget);
 } catch (err) {
   // One line naming the variable or file and field: the whole message a misconfigured deploy needs.
   process.stderr.write(`callbridge: invalid configuration: ${(err as Error).message}\n`);

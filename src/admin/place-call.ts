@@ -1,6 +1,8 @@
 // One outbound call on request. Mounted by the app inside the `/v1` admin scope, which already
 // checks ADMIN_TOKEN.
 //   POST /calls {to, from?, profile?, carrier?, variables?, amd?} → 201 {callSid, carrier, to, from, profile, status}
+// The dial policy (docs/security.md) and the do-not-call list apply before anything is placed: a
+// refused number answers 403 CALLBRIDGE_DIAL_BLOCKED with the rule.
 // The call counts against admission like an inbound one: refused with 503 while this instance is
 // draining or at capacity. Once answered it is bridged to the agent exactly as an inbound call is,
 // pre-warmed at the answer, and its record says `direction: outbound`.
@@ -9,9 +11,10 @@ import { placeholders, renderTemplate } from '../agent/placeholders.js';
 import type { Admission } from '../call/carrier-port.js';
 import type { OutboundAmd } from '../call/outbound-context.js';
 import type { AgentProfile } from '../config/types.js';
-import { BadRequestError, CARRIER_API_ERROR_CODE, UnavailableError } from '../errors.js';
+import { BadRequestError, CARRIER_API_ERROR_CODE, DialBlockedError, UnavailableError } from '../errors.js';
 import { normalizePhone } from '../outbound/phone.js';
 import { voicemailAudioUrlProblem } from '../outbound/voicemail-audio-url.js';
+import type { DialPolicy } from '../trust/dial-policy.js';
 
 export interface PlaceCallRequest {
   to: string;
@@ -29,6 +32,9 @@ export interface PlaceCallDeps {
   carriers: readonly string[];
   /** Whether this instance takes a new call now, as for an inbound call of `carrier`. */
   admit(carrier: string): Admission;
+  dialPolicy: DialPolicy;
+  /** Whether the number is on the do-not-call list. */
+  isDoNotCall(number: string): Promise<boolean>;
   place(call: PlaceCallRequest): Promise<{ carrier: string; callSid: string }>;
 }
 
@@ -118,7 +124,7 @@ function amdOf(value: unknown, variables: Record<string, string>): OutboundAmd |
 /** The request, validated; every placeholder the call will speak has a value, or it is refused now. */
 export function placeCallRequest(
   body: unknown,
-  deps: Omit<PlaceCallDeps, 'admit' | 'place'>,
+  deps: Omit<PlaceCallDeps, 'admit' | 'place' | 'dialPolicy' | 'isDoNotCall'>,
 ): PlaceCallRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new BadRequestError('the body must be a JSON object: {"to": "+1555…"}');
@@ -168,6 +174,11 @@ export function registerPlaceCallRoutes(app: FastifyInstance, deps: PlaceCallDep
       throw new UnavailableError('no carrier can place outbound calls on this server');
     }
     const request = placeCallRequest(req.body, deps);
+    deps.dialPolicy.assert(request.to, 'to');
+    if (request.from !== null) deps.dialPolicy.assert(request.from, 'from');
+    if (await deps.isDoNotCall(request.to)) {
+      throw new DialBlockedError(`to: ${request.to} is on the do-not-call list`);
+    }
     const admission = deps.admit(request.carrier ?? deps.carriers[0]!);
     if (admission !== 'admitted') {
       throw new UnavailableError(

@@ -11,6 +11,7 @@ import { normalizePhone } from './phone.js';
 import type { NewContact } from '../store/campaign-records.js';
 import { missingVariablesProblem, type RequiredVariables } from './template.js';
 import { ianaZone, zoneOfNumber } from './timezone.js';
+import type { DialPolicy } from '../trust/dial-policy.js';
 
 export const CONTACT_LIMITS = {
   maxRowsPerUpload: 50_000,
@@ -35,6 +36,8 @@ export interface ImportContext {
   campaignTimezone: string;
   /** Placeholders every contact must fill. */
   required: RequiredVariables;
+  /** A number it refuses is a rejected row with the rule as the reason. */
+  dialPolicy?: DialPolicy;
 }
 
 /** The fields of one row before validation; `row` as the user counts it. */
@@ -147,6 +150,8 @@ function judgeRow(
     };
     return { reason: phone.reason, ...(shown === '' ? {} : { keep }) };
   }
+  const verdict = context.dialPolicy?.check(phone.e164) ?? { ok: true };
+  if (!verdict.ok) return { reason: `refused by the dial policy: ${verdict.reason}` };
   let zone: string | null = null;
   if (timezone !== undefined && timezone.trim() !== '') {
     zone = ianaZone(timezone);

@@ -9,6 +9,7 @@ import { Dialer, type DialerOptions } from './dialer.js';
 import { campaignNotifier, type DeliverToGateway } from './events.js';
 import type { Originator } from './ports.js';
 import { CampaignService } from './service.js';
+import { DialPolicy } from '../trust/dial-policy.js';
 
 export type { Originator } from './ports.js';
 export { Dialer } from './dialer.js';
@@ -30,6 +31,8 @@ export interface OutboundDeps {
   instanceId: string;
   clock?: DialerClock;
   dialerOptions?: Partial<DialerOptions>;
+  /** The policy contacts and caller IDs are checked against; default: the configuration's. */
+  dialPolicy?: DialPolicy;
 }
 
 export interface Outbound {
@@ -62,6 +65,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     logger,
     clock,
     dialer,
+    dialPolicy: deps.dialPolicy ?? new DialPolicy(deps.config.dialPolicy),
   });
   return { service, dialer };
 }

@@ -17,6 +17,7 @@ import type { CampaignRecord, CampaignState, ContactState } from '../store/campa
 import { resultsCsv } from './results-csv.js';
 import { requiredVariables } from './template.js';
 import { type CampaignView, campaignView, contactView } from './views.js';
+import { DialPolicy } from '../trust/dial-policy.js';
 
 /** Which states each operator action moves a campaign from, and to. */
 export const CAMPAIGN_TRANSITIONS = Object.freeze({
@@ -41,12 +42,18 @@ export interface CampaignServiceDeps {
   clock: DialerClock;
   /** null: no carrier can place calls here, so campaigns can be prepared but not started. */
   dialer: Dialer | null;
+  /** Contacts and caller IDs it refuses are refused at once (docs/security.md); default: the defaults. */
+  dialPolicy?: DialPolicy;
 }
 
 export type ContactsBody = { csv: string } | { json: unknown };
 
 export class CampaignService {
-  constructor(private readonly deps: CampaignServiceDeps) {}
+  private readonly dialPolicy: DialPolicy;
+
+  constructor(private readonly deps: CampaignServiceDeps) {
+    this.dialPolicy = deps.dialPolicy ?? new DialPolicy();
+  }
 
   async create(body: unknown): Promise<CampaignView> {
     const spec = campaignSpec(body, {
@@ -55,6 +62,7 @@ export class CampaignService {
       carriers: this.deps.carriers,
       carriersWithoutMachineDetection: this.deps.carriersWithoutMachineDetection ?? [],
     });
+    for (const [i, from] of spec.from.entries()) this.dialPolicy.assert(from, `from[${i}]`);
     const record: CampaignRecord = {
       id: `cmp_${randomBytes(10).toString('hex')}`,
       spec,
@@ -90,6 +98,7 @@ export class CampaignService {
     const context = {
       campaignTimezone: campaign.spec.schedule.timezone,
       required: requiredVariables(campaign.spec, this.deps.profiles[campaign.spec.profile]),
+      dialPolicy: this.dialPolicy,
     };
     const parsed = 'csv' in body ? contactsFromCsv(body.csv, context) : contactsFromJson(body.json, context);
     const result = await this.deps.store.addContacts(id, parsed.contacts, this.deps.clock.now());
