@@ -44,10 +44,15 @@ const MAX_VARIABLE_CHARS = 500;
 const MAX_VOICEMAIL_CHARS = 1000;
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
-function phone(value: unknown, field: string): string {
+function phone(value: unknown, field: string, policy?: DialPolicy): string {
   if (typeof value !== 'string') throw new BadRequestError(`${field} must be a phone number in E.164`);
   const checked = normalizePhone(value);
-  if (!checked.ok) throw new BadRequestError(`${field}: ${checked.reason}`);
+  if (!checked.ok) {
+    // An emergency number or a short code is no valid number either: the refusal says which it is.
+    if (policy && /^\s*\+/.test(value)) policy.assert(value.trim(), field);
+    throw new BadRequestError(`${field}: ${checked.reason}`);
+  }
+  policy?.assert(checked.e164, field);
   return checked.e164;
 }
 
@@ -124,7 +129,7 @@ function amdOf(value: unknown, variables: Record<string, string>): OutboundAmd |
 /** The request, validated; every placeholder the call will speak has a value, or it is refused now. */
 export function placeCallRequest(
   body: unknown,
-  deps: Omit<PlaceCallDeps, 'admit' | 'place' | 'dialPolicy' | 'isDoNotCall'>,
+  deps: Omit<PlaceCallDeps, 'admit' | 'place' | 'dialPolicy' | 'isDoNotCall'> & { dialPolicy?: DialPolicy },
 ): PlaceCallRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new BadRequestError('the body must be a JSON object: {"to": "+1555…"}');
@@ -133,8 +138,8 @@ export function placeCallRequest(
   if (unknown.length > 0)
     throw new BadRequestError(`unknown field ${JSON.stringify(unknown[0]!.slice(0, 40))}`);
   const b = body as Record<string, unknown>;
-  const to = phone(b.to, 'to');
-  const from = b.from === undefined || b.from === null ? null : phone(b.from, 'from');
+  const to = phone(b.to, 'to', deps.dialPolicy);
+  const from = b.from === undefined || b.from === null ? null : phone(b.from, 'from', deps.dialPolicy);
   const profile = b.profile ?? deps.defaultProfile;
   if (typeof profile !== 'string' || !Object.hasOwn(deps.profiles, profile)) {
     throw new BadRequestError(`profile must be one of: ${Object.keys(deps.profiles).join(', ')}`);
@@ -174,8 +179,6 @@ export function registerPlaceCallRoutes(app: FastifyInstance, deps: PlaceCallDep
       throw new UnavailableError('no carrier can place outbound calls on this server');
     }
     const request = placeCallRequest(req.body, deps);
-    deps.dialPolicy.assert(request.to, 'to');
-    if (request.from !== null) deps.dialPolicy.assert(request.from, 'from');
     if (await deps.isDoNotCall(request.to)) {
       throw new DialBlockedError(`to: ${request.to} is on the do-not-call list`);
     }

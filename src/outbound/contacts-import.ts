@@ -139,6 +139,9 @@ function judgeRow(
   if (rawPhone === undefined) return { reason: 'phone is missing' };
   const phone = normalizePhone(rawPhone, country);
   if (!phone.ok) {
+    // An emergency number or a short code is no valid number either: the reason says which it is.
+    const refusal = rawPhone.trim().startsWith('+') ? context.dialPolicy?.check(rawPhone.trim()) : undefined;
+    const reason = refusal && !refusal.ok ? `refused by the dial policy: ${refusal.reason}` : phone.reason;
     const shown = rawPhone.trim().slice(0, 40);
     const keep: NewContact = {
       row,
@@ -146,9 +149,9 @@ function judgeRow(
       country: null,
       timezone: context.campaignTimezone,
       variables: trimmed(variables),
-      invalid: phone.reason,
+      invalid: reason,
     };
-    return { reason: phone.reason, ...(shown === '' ? {} : { keep }) };
+    return { reason, ...(shown === '' ? {} : { keep }) };
   }
   const verdict = context.dialPolicy?.check(phone.e164) ?? { ok: true };
   if (!verdict.ok) return { reason: `refused by the dial policy: ${verdict.reason}` };
