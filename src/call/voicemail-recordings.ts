@@ -6,12 +6,13 @@
 // is fetched through the fetch policy (src/trust/fetch-policy.ts): public addresses only, and a
 // reason that names the rule, never what the remote answered.
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeAudio } from '../audio/codec.js';
 import type { MediaFormat } from '../audio/format.js';
 import { readWav, resampleAny, type WavAudio } from '../audio/wav.js';
 import { FetchPolicy, FetchProblem } from '../trust/fetch-policy.js';
+import { mkdirPrivate, writePrivateFile } from '../store/private-files.js';
 
 export type VoicemailRecording = { audio: Buffer } | { problem: string };
 
@@ -143,9 +144,9 @@ export class VoicemailRecordings {
   /** Written beside, then renamed into place: a reader never sees half a file. A failure only costs a fetch. */
   async #store(file: string, bytes: Buffer): Promise<void> {
     try {
-      await mkdir(this.#opts.cacheDir, { recursive: true });
+      await mkdirPrivate(this.#opts.cacheDir);
       const partial = `${file}.${randomUUID()}.tmp`;
-      await writeFile(partial, bytes);
+      await writePrivateFile(partial, bytes);
       await rename(partial, file);
     } catch {
       // The next process fetches it again.
