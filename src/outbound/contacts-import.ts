@@ -4,13 +4,14 @@
 // from the number, else the campaign's; every other column is a variable. A row whose phone is not
 // a number is also kept as a contact with the outcome `invalid`, so the results show it; a row
 // refused for any other reason (a duplicate, a placeholder with no value, an unknown zone) is only
-// reported, so the corrected row can be added again.
-import { parse } from 'csv-parse/sync';
+// reported, so the corrected row can be added again. Parsing and validation run in slices that
+// yield to the event loop (slices.ts), so a large upload never stalls live calls.
 import { BadRequestError } from '../errors.js';
 import { normalizePhone } from './phone.js';
 import type { NewContact } from '../store/campaign-records.js';
 import { missingVariablesProblem, type RequiredVariables } from './template.js';
 import { ianaZone, zoneOfNumber } from './timezone.js';
+import { mapInSlices, parseCsvInSlices, Slicer } from './slices.js';
 import type { DialPolicy } from '../trust/dial-policy.js';
 
 export const CONTACT_LIMITS = {
@@ -49,8 +50,8 @@ interface RawRow {
 const RESERVED = ['phone', 'country', 'timezone'] as const;
 
 /** Rows of a CSV upload: a header row naming the columns, then one contact per row. */
-export function contactsFromCsv(text: string, context: ImportContext): ContactImport {
-  const records = parseCsv(text);
+export async function contactsFromCsv(text: string, context: ImportContext): Promise<ContactImport> {
+  const records = await parseCsv(text);
   const header = records[0];
   if (!header) throw new BadRequestError('contacts CSV: empty; the first row names the columns');
   const columns = checkHeader(header.record);
@@ -59,7 +60,7 @@ export function contactsFromCsv(text: string, context: ImportContext): ContactIm
       `contacts CSV: more than ${CONTACT_LIMITS.maxRowsPerUpload} rows; upload them in several parts`,
     );
   }
-  const rows: Array<RawRow | RejectedRow> = records.slice(1).map(({ record, row }) => {
+  const rows = await mapInSlices(records.slice(1), ({ record, row }): RawRow | RejectedRow => {
     if (record.length !== columns.length) {
       return { row, reason: `has ${record.length} fields, the header has ${columns.length}` };
     }
@@ -69,7 +70,7 @@ export function contactsFromCsv(text: string, context: ImportContext): ContactIm
 }
 
 /** A JSON array of objects, one per contact; row 1 is the first element. */
-export function contactsFromJson(body: unknown, context: ImportContext): ContactImport {
+export async function contactsFromJson(body: unknown, context: ImportContext): Promise<ContactImport> {
   if (!Array.isArray(body)) {
     throw new BadRequestError('contacts: the body must be a JSON array of objects, or text/csv');
   }
@@ -78,7 +79,7 @@ export function contactsFromJson(body: unknown, context: ImportContext): Contact
       `contacts: more than ${CONTACT_LIMITS.maxRowsPerUpload} contacts; upload them in several parts`,
     );
   }
-  const rows = body.map((item: unknown, index): RawRow | RejectedRow => {
+  const rows = await mapInSlices(body as unknown[], (item: unknown, index): RawRow | RejectedRow => {
     const row = index + 1;
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
       return { row, reason: 'must be an object with a phone field' };
@@ -103,11 +104,16 @@ export function contactsFromJson(body: unknown, context: ImportContext): Contact
   return importRows(rows, context);
 }
 
-function importRows(rows: ReadonlyArray<RawRow | RejectedRow>, context: ImportContext): ContactImport {
+async function importRows(
+  rows: ReadonlyArray<RawRow | RejectedRow>,
+  context: ImportContext,
+): Promise<ContactImport> {
   const contacts: NewContact[] = [];
   const rejected: RejectedRow[] = [];
   const firstRowOf = new Map<string, number>();
+  const slicer = new Slicer();
   for (const raw of rows) {
+    await slicer.next();
     if ('reason' in raw) {
       rejected.push(raw);
       continue;
@@ -211,7 +217,7 @@ interface CsvRecord {
 }
 
 /** Comma-separated, or semicolon- or tab-separated when the header uses those instead. */
-function parseCsv(text: string): CsvRecord[] {
+async function parseCsv(text: string): Promise<CsvRecord[]> {
   const firstLine = text.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0] ?? '';
   const delimiter = firstLine.includes(',')
     ? ','
@@ -221,7 +227,7 @@ function parseCsv(text: string): CsvRecord[] {
         ? '\t'
         : ',';
   try {
-    const parsed = parse(text, {
+    const parsed = await parseCsvInSlices<{ record: string[]; info: { records: number } }>(text, {
       bom: true,
       delimiter,
       relax_column_count: true,
@@ -229,7 +235,7 @@ function parseCsv(text: string): CsvRecord[] {
       info: true,
       // A row beyond the limit is not worth reading: stop one past it.
       to: CONTACT_LIMITS.maxRowsPerUpload + 2,
-    }) as unknown as Array<{ record: string[]; info: { records: number } }>;
+    });
     return parsed.map(({ record, info }) => ({ record, row: info.records }));
   } catch (err) {
     // csv-parse messages may quote the content; keep only what went wrong and where.

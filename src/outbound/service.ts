@@ -18,6 +18,8 @@ import { resultsCsv } from './results-csv.js';
 import { requiredVariables } from './template.js';
 import { type CampaignView, campaignView, contactView } from './views.js';
 import { DialPolicy } from '../trust/dial-policy.js';
+import type { NewContact } from '../store/campaign-records.js';
+import { STORE_BATCH, yieldToLoop } from './slices.js';
 
 /** Which states each operator action moves a campaign from, and to. */
 export const CAMPAIGN_TRANSITIONS = Object.freeze({
@@ -100,8 +102,9 @@ export class CampaignService {
       required: requiredVariables(campaign.spec, this.deps.profiles[campaign.spec.profile]),
       dialPolicy: this.dialPolicy,
     };
-    const parsed = 'csv' in body ? contactsFromCsv(body.csv, context) : contactsFromJson(body.json, context);
-    const result = await this.deps.store.addContacts(id, parsed.contacts, this.deps.clock.now());
+    const parsed =
+      'csv' in body ? await contactsFromCsv(body.csv, context) : await contactsFromJson(body.json, context);
+    const result = await this.storeInBatches(id, parsed.contacts);
     if (!result.ok) {
       if (result.reason === 'not_found') throw new NotFoundError(`no campaign ${id}`);
       throw new ConflictError(`campaign ${id} has ended: contacts can no longer be added`);
@@ -121,6 +124,34 @@ export class CampaignService {
     this.deps.logger.info({ campaignId: id, added, rejected: rejected.length }, 'contacts added');
     if (campaign.state === 'running') this.deps.dialer?.wake();
     return { added, rejected };
+  }
+
+  /**
+   * The contacts stored a batch at a time, the event loop given back between batches (one big
+   * transaction would hold every live call for its whole length); indexes are the upload's.
+   */
+  private async storeInBatches(id: string, contacts: readonly NewContact[]) {
+    const duplicates: number[] = [];
+    const refused: number[] = [];
+    let refusedReason: 'full' | 'ended' | null = null;
+    let start = 0;
+    do {
+      if (start > 0) await yieldToLoop();
+      const batch = contacts.slice(start, start + STORE_BATCH);
+      const result = await this.deps.store.addContacts(id, batch, this.deps.clock.now());
+      if (!result.ok) {
+        if (start === 0) return result;
+        // The campaign ended between two batches: the rest of the upload is refused as such.
+        for (let i = start; i < contacts.length; i++) refused.push(i);
+        refusedReason = 'ended';
+        break;
+      }
+      duplicates.push(...result.duplicates.map((i) => i + start));
+      refused.push(...result.refused.map((i) => i + start));
+      refusedReason = refusedReason ?? result.refusedReason;
+      start += STORE_BATCH;
+    } while (start < contacts.length);
+    return { ok: true as const, duplicates, refused, refusedReason };
   }
 
   async contacts(id: string, query: { state?: ContactState; limit: number; cursor?: string }) {
