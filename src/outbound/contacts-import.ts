@@ -218,7 +218,9 @@ interface CsvRecord {
 
 /** Comma-separated, or semicolon- or tab-separated when the header uses those instead. */
 async function parseCsv(text: string): Promise<CsvRecord[]> {
-  const firstLine = text.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0] ?? '';
+  // Only the header is looked at: a regex over the whole upload would hold the event loop.
+  const end = text.indexOf('\n');
+  const firstLine = text.slice(0, end < 0 ? text.length : end).replace(/^\uFEFF/, '');
   const delimiter = firstLine.includes(',')
     ? ','
     : firstLine.includes(';')
