@@ -68,6 +68,9 @@ export async function parseCsvInSlices<R>(text: string, options: Options): Promi
       reject(err);
     });
   });
+  // Observed from now on: a parse error while a slice waits would otherwise be an unhandled
+  // rejection, which ends the process. It is still thrown below, by `await done`.
+  done.catch(() => {});
   // Settled early: an error, or `to` reached (the parser ends itself).
   for (let at = 0; at < text.length && !settled; at += CSV_SLICE_CHARS) {
     parser.write(text.slice(at, at + CSV_SLICE_CHARS));

@@ -49,3 +49,22 @@ describe('uploads read in slices', () => {
     expect(records).toHaveLength(10);
   });
 });
+
+describe('a broken upload read in slices', () => {
+  it('refuses it with the parser error, and leaves no unhandled rejection behind', async () => {
+    // Invariant: a malformed upload is a 400, never an unhandled rejection (which ends the process).
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const broken = `phone,name\n"+12125550100"x,Ada\n${'+12125550101,Alan\n'.repeat(5_000)}`;
+      await expect(contactsFromCsv(broken, context)).rejects.toThrow(
+        'contacts CSV: a closing quote is followed by text at line 2',
+      );
+      // Node reports an unhandled rejection before the next macrotask: the slices' yields came after it.
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
