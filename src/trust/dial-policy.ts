@@ -54,6 +54,15 @@ export const DEFAULT_DIAL_POLICY: DialPolicyConfig = {
 
 const refuse = (reason: string): DialVerdict => ({ ok: false, reason });
 
+/** A SIP user part with its escapes decoded (`%2B1900…` is `+1900…`); as written when they are broken. */
+function decodedUser(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 export class DialPolicy {
   readonly #config: DialPolicyConfig;
 
@@ -65,7 +74,7 @@ export class DialPolicy {
   check(target: string): DialVerdict {
     const sip = /^sips?:([^@;?]*)/i.exec(target);
     if (sip) {
-      const user = decodeURIComponent(sip[1]!).replace(/[\s().-]/g, '');
+      const user = decodedUser(sip[1]!).replace(/[\s().-]/g, '');
       // A SIP address reaches a gateway or a PBX: only a phone number in it is this policy's business.
       if (user.startsWith('+')) return this.#checkNumber(user);
       if (/^\d+$/.test(user) && EMERGENCY_NUMBERS.has(user)) return refuse(`${user} is an emergency number`);

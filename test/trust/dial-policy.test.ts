@@ -46,6 +46,9 @@ describe('the default dial policy', () => {
     expect(reasonOf(policy, 'sip:+19002345678@gateway.example')).toMatch(/premium-rate/);
     expect(policy.check('sip:1001@pbx.example')).toEqual({ ok: true });
     expect(policy.check('sip:+442071234567@gateway.example')).toEqual({ ok: true });
+    expect(reasonOf(policy, 'sip:%2B19002345678@gateway.example')).toMatch(/premium-rate/);
+    // A broken escape is read as written, never thrown.
+    expect(policy.check('sip:%E0%A4%A@pbx.example')).toEqual({ ok: true });
   });
 
   it('throws CALLBRIDGE_DIAL_BLOCKED naming the field', () => {
