@@ -141,6 +141,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });
   // One dial policy for every number that leaves the server (docs/security.md).
   const dialPolicy = new DialPolicy(config.dialPolicy);
+  const fetchPolicy = new FetchPolicy(config.fetchPolicy);
   const placers =
     deps.placers ?? buildCallPlacers(config, { simulatedApiUrl: deps.simulatedCarrierApi ?? null });
   const carriers =
@@ -302,7 +303,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Fetched once per URL, kept beside the rendered prompts.
   const voicemailRecordings = new VoicemailRecordings({
     cacheDir: join(config.dataDir, 'voicemails'),
-    fetchPolicy: new FetchPolicy(config.fetchPolicy),
+    fetchPolicy,
   });
   const intake = createCallIntake({
     config,
@@ -367,6 +368,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
             carriers: outboundCalls?.carriers ?? [],
             admit: (carrier) => intake.admit(carrier),
             dialPolicy,
+            fetchPolicy,
             isDoNotCall: async (number) => (await deps.store.getDoNotCall(number)) !== null,
             place: (call) =>
               outboundCalls!.place({ ...call, attemptId: null, campaignId: null, contact: null }),

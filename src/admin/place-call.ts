@@ -15,6 +15,7 @@ import { BadRequestError, CARRIER_API_ERROR_CODE, DialBlockedError, UnavailableE
 import { normalizePhone } from '../outbound/phone.js';
 import { voicemailAudioUrlProblem } from '../outbound/voicemail-audio-url.js';
 import type { DialPolicy } from '../trust/dial-policy.js';
+import type { FetchPolicy } from '../trust/fetch-policy.js';
 
 export interface PlaceCallRequest {
   to: string;
@@ -33,6 +34,8 @@ export interface PlaceCallDeps {
   /** Whether this instance takes a new call now, as for an inbound call of `carrier`. */
   admit(carrier: string): Admission;
   dialPolicy: DialPolicy;
+  /** A voicemail `audioUrl` at an address it refuses is refused at once (it is checked again when fetched). */
+  fetchPolicy?: FetchPolicy;
   /** Whether the number is on the do-not-call list. */
   isDoNotCall(number: string): Promise<boolean>;
   place(call: PlaceCallRequest): Promise<{ carrier: string; callSid: string }>;
@@ -82,7 +85,11 @@ function variablesOf(value: unknown): Record<string, string> {
 const AMD_SHAPE =
   '{"mode": "voicemail"|"hangup"|"off", "voicemail": {"text": …, "audioUrl": "https://…"}} (one or both)';
 
-function amdOf(value: unknown, variables: Record<string, string>): OutboundAmd | null {
+function amdOf(
+  value: unknown,
+  variables: Record<string, string>,
+  fetchPolicy: FetchPolicy | undefined,
+): OutboundAmd | null {
   if (value === undefined || value === null || value === false) return null;
   if (typeof value !== 'object' || Array.isArray(value))
     throw new BadRequestError(`amd must be ${AMD_SHAPE}`);
@@ -110,6 +117,8 @@ function amdOf(value: unknown, variables: Record<string, string>): OutboundAmd |
   if (audioUrl !== undefined) {
     const problem = voicemailAudioUrlProblem(audioUrl);
     if (problem !== null) throw new BadRequestError(`amd.voicemail.audioUrl ${problem}`);
+    const refused = fetchPolicy?.urlProblem(audioUrl as string) ?? null;
+    if (refused !== null) throw new BadRequestError(`amd.voicemail.audioUrl: ${refused}`);
   }
   if (text === undefined && audioUrl !== undefined) {
     return { mode, voicemailText: null, voicemailAudioUrl: audioUrl as string };
@@ -151,7 +160,7 @@ export function placeCallRequest(
   const variables = variablesOf(b.variables);
   let amd: OutboundAmd | null;
   try {
-    amd = amdOf(b.amd, variables);
+    amd = amdOf(b.amd, variables, deps.fetchPolicy);
   } catch (err) {
     if ((err as { code?: string }).code === 'CALLBRIDGE_TEMPLATE_VARIABLE_MISSING') {
       throw new BadRequestError(`amd.voicemail.text: ${(err as Error).message} in variables`);

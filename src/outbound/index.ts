@@ -10,6 +10,7 @@ import { campaignNotifier, type DeliverToGateway } from './events.js';
 import type { Originator } from './ports.js';
 import { CampaignService } from './service.js';
 import { DialPolicy } from '../trust/dial-policy.js';
+import { FetchPolicy } from '../trust/fetch-policy.js';
 
 export type { Originator } from './ports.js';
 export { Dialer } from './dialer.js';
@@ -66,6 +67,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     clock,
     dialer,
     dialPolicy: deps.dialPolicy ?? new DialPolicy(deps.config.dialPolicy),
+    fetchPolicy: new FetchPolicy(deps.config.fetchPolicy),
   });
   return { service, dialer };
 }

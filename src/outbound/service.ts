@@ -18,6 +18,7 @@ import { resultsCsv } from './results-csv.js';
 import { requiredVariables } from './template.js';
 import { type CampaignView, campaignView, contactView } from './views.js';
 import { DialPolicy } from '../trust/dial-policy.js';
+import type { FetchPolicy } from '../trust/fetch-policy.js';
 import type { NewContact } from '../store/campaign-records.js';
 import { STORE_BATCH, yieldToLoop } from './slices.js';
 
@@ -46,6 +47,8 @@ export interface CampaignServiceDeps {
   dialer: Dialer | null;
   /** Contacts and caller IDs it refuses are refused at once (docs/security.md); default: the defaults. */
   dialPolicy?: DialPolicy;
+  /** A voicemail `audioUrl` at an address it refuses is refused at once (it is checked again when fetched). */
+  fetchPolicy?: FetchPolicy;
 }
 
 export type ContactsBody = { csv: string } | { json: unknown };
@@ -65,6 +68,9 @@ export class CampaignService {
       carriersWithoutMachineDetection: this.deps.carriersWithoutMachineDetection ?? [],
     });
     for (const [i, from] of spec.from.entries()) this.dialPolicy.assert(from, `from[${i}]`);
+    const audioUrl = spec.amd.voicemail?.audioUrl;
+    const refused = audioUrl === undefined ? null : (this.deps.fetchPolicy?.urlProblem(audioUrl) ?? null);
+    if (refused !== null) throw new BadRequestError(`amd.voicemail.audioUrl: ${refused}`);
     const record: CampaignRecord = {
       id: `cmp_${randomBytes(10).toString('hex')}`,
       spec,

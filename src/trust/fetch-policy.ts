@@ -86,6 +86,19 @@ export class FetchPolicy {
     return inNetwork || isPublicAddress(address);
   }
 
+  /**
+   * What can be told of `url` before fetching it, for the API to refuse at once: a scheme other than
+   * http(s), credentials, or a literal address the policy refuses. A host name is judged when fetched.
+   */
+  urlProblem(url: string): string | null {
+    if (!URL.canParse(url)) return null;
+    const target = new URL(url);
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') return null;
+    const hostname = target.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+    if (isIP(hostname) === 0 || this.allows(hostname, hostname)) return null;
+    return refused(`${target.hostname} is not a public address`).message;
+  }
+
   /** The body at `url`, following at most `maxRedirects` redirects, each hop checked. */
   async get(url: string, opts: FetchOptions): Promise<Buffer> {
     const signal = AbortSignal.timeout(opts.timeoutMs);

@@ -187,6 +187,25 @@ describe('fetching a caller-supplied URL', () => {
   });
 });
 
+describe('what the API refuses before any fetch', () => {
+  it('names a literal private address, and leaves host names and allowed networks to the fetch', () => {
+    const policy = new FetchPolicy(readFetchPolicy({ FETCH_ALLOWED_HOSTS: '10.0.0.0/8' }));
+    for (const url of [
+      'http://127.0.0.1/a.wav',
+      'http://0x7f000001/',
+      'https://[::1]/',
+      'http://169.254.169.254/',
+    ]) {
+      expect(policy.urlProblem(url), url).toMatch(
+        /^refused by the fetch policy: \S+ is not a public address/,
+      );
+    }
+    for (const url of ['http://10.1.2.3/a.wav', 'https://files.example.com/a.wav', 'http://8.8.8.8/a.wav']) {
+      expect(policy.urlProblem(url), url).toBeNull();
+    }
+  });
+});
+
 describe('FETCH_ALLOWED_HOSTS', () => {
   it('reads host names, addresses and networks', () => {
     expect(

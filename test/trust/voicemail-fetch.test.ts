@@ -83,18 +83,42 @@ async function voicemailCall(to: string, audioUrl: string): Promise<CallRecord> 
 }
 
 describe('the voicemail audioUrl through the fetch policy', () => {
-  it('refuses every private target, opening no connection, and names the rule in the record', async () => {
+  const post = (path: string, body: unknown) =>
+    fetch(`${server.baseUrl}/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it('refuses a private address written in any form at once, as a call and as a campaign, naming the rule', async () => {
     const urls = [
       `http://127.0.0.1:${trapPort}/v1/calls`,
       `http://0x7f000001:${trapPort}/`,
       `http://2130706433:${trapPort}/`,
       `http://017700000001:${trapPort}/`,
       `http://[::ffff:127.0.0.1]:${trapPort}/`,
-      `http://localhost:${trapPort}/`,
-      `${filesUrl}/redirect-to-loopback.wav`,
       `http://127.0.0.1:${new URL(server.baseUrl).port}/v1/calls`,
       'http://169.254.169.254/latest/meta-data/',
     ];
+    for (const audioUrl of urls) {
+      const amd = { mode: 'voicemail', voicemail: { audioUrl } };
+      for (const answer of [
+        await post('/calls', { to: '+12125550150', amd }),
+        await post('/campaigns', { name: 'voicemail', amd }),
+      ]) {
+        expect(answer.status, audioUrl).toBe(400);
+        const { error } = (await answer.json()) as { error: { code: string; message: string } };
+        expect(error.code).toBe('CALLBRIDGE_BAD_REQUEST');
+        expect(error.message).toMatch(
+          /^amd\.voicemail\.audioUrl: refused by the fetch policy: \S+ is not a public address \(only public addresses, or hosts in FETCH_ALLOWED_HOSTS\)$/,
+        );
+      }
+    }
+    expect(trapConnections).toBe(0);
+  });
+
+  it('refuses, when fetching, a name for loopback and a redirect to it: no connection, the rule in the record', async () => {
+    const urls = [`http://localhost:${trapPort}/`, `${filesUrl}/redirect-to-loopback.wav`];
     const records = await Promise.all(urls.map((url, i) => voicemailCall(`+1212555015${i}`, url)));
     for (const [i, record] of records.entries()) {
       expect(record.endReason, urls[i]).toBe('machine');
