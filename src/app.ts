@@ -37,6 +37,8 @@ import { MachineVerdicts } from './call/machine-verdicts.js';
 import { buildCallPlacers, buildCarrierAdapters } from './carriers/index.js';
 import type { CallPlacer } from './carriers/placer.js';
 import { composeOriginator } from './originator.js';
+import { DialPolicy } from './trust/dial-policy.js';
+import { FetchPolicy } from './trust/fetch-policy.js';
 import { OutboundReports } from './outbound-reports.js';
 import type { Config } from './config/types.js';
 import { type Fleet, startFleet } from './fleet/index.js';
@@ -137,6 +139,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });
+  // One dial policy for every number that leaves the server (docs/security.md).
+  const dialPolicy = new DialPolicy(config.dialPolicy);
+  const fetchPolicy = new FetchPolicy(config.fetchPolicy);
   const placers =
     deps.placers ?? buildCallPlacers(config, { simulatedApiUrl: deps.simulatedCarrierApi ?? null });
   const carriers =
@@ -148,7 +153,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ...(deps.simulatedCarrierApi !== undefined ? { simulatedApiUrl: deps.simulatedCarrierApi } : {}),
       placers,
     });
-  const outboundCalls = placers.length > 0 ? composeOriginator(placers, config.streamTokenSecret) : null;
+  const outboundCalls =
+    placers.length > 0 ? composeOriginator(placers, config.streamTokenSecret, dialPolicy) : null;
   const outbound = createOutbound({
     config,
     store: deps.store,
@@ -168,6 +174,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     instanceId: hostname(),
     ...(deps.dialerClock ? { clock: deps.dialerClock } : {}),
     dialerOptions: { ...dialerOptionsOf(config), ...deps.dialerOptions },
+    dialPolicy,
   });
   // An analysed call reaches the operator gateway like campaign events: same body and signature.
   deps.analysis?.onAnalysed?.(
@@ -294,7 +301,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   const { prompts } = state;
   // Fetched once per URL, kept beside the rendered prompts.
-  const voicemailRecordings = new VoicemailRecordings({ cacheDir: join(config.dataDir, 'voicemails') });
+  const voicemailRecordings = new VoicemailRecordings({
+    cacheDir: join(config.dataDir, 'voicemails'),
+    fetchPolicy,
+  });
   const intake = createCallIntake({
     config,
     dial,
@@ -333,6 +343,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     pending: state.pending,
     prompts: (kind, format, opts) => prompts.promptAudio(kind, format, opts),
     voicemailRecordings: (url, format) => voicemailRecordings.get(url, format),
+    dialPolicy,
     saveRecord: (record: CallRecord) => {
       saveRecord(record);
       outboundReports.callRecorded(record);
@@ -349,13 +360,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       adminApi(config.adminToken, [
         (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
         (scope) => registerCallAdminRoutes(scope, { store: deps.store, live: fleet.calls }),
-        (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls }),
+        (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls, dialPolicy }),
         (scope) =>
           registerPlaceCallRoutes(scope, {
             profiles: config.profiles,
             defaultProfile: config.numbers.default,
             carriers: outboundCalls?.carriers ?? [],
             admit: (carrier) => intake.admit(carrier),
+            dialPolicy,
+            fetchPolicy,
+            isDoNotCall: async (number) => (await deps.store.getDoNotCall(number)) !== null,
             place: (call) =>
               outboundCalls!.place({ ...call, attemptId: null, campaignId: null, contact: null }),
           }),

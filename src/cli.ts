@@ -45,6 +45,11 @@ switch (command) {
       process.exitCode = await campaignBenchCommand(args.slice(1));
       break;
     }
+    if (args[0] === 'upload') {
+      const { uploadBenchCommand } = await import('./bench/upload.js');
+      process.exitCode = await uploadBenchCommand(args.slice(1));
+      break;
+    }
     if (args[0] === 'gateway') {
       const { gatewayBenchCommand } = await import('./bench/gateway.js');
       process.exitCode = await gatewayBenchCommand(args.slice(1));

@@ -11,6 +11,8 @@ export const NotFoundError = createError<[string]>('CALLBRIDGE_NOT_FOUND', '%s',
 export const ConflictError = createError<[string]>('CALLBRIDGE_CONFLICT', '%s', 409);
 export const BodyTooLargeError = createError<[string]>('CALLBRIDGE_BODY_TOO_LARGE', '%s', 413);
 export const RateLimitedError = createError<[string]>('CALLBRIDGE_RATE_LIMITED', '%s', 429);
+/** A number the dial policy refuses (docs/security.md): the message says which rule. */
+export const DialBlockedError = createError<[string]>('CALLBRIDGE_DIAL_BLOCKED', '%s', 403);
 export const UnavailableError = createError<[string]>('CALLBRIDGE_UNAVAILABLE', '%s', 503);
 /** The shared queue holds its limit of events: refused, so the sender retries later. */
 export const QueueFullError = createError<[string]>('CALLBRIDGE_QUEUE_FULL', '%s', 503);

@@ -19,6 +19,8 @@ import { warnUnknownThinkModels } from './speech/model-check.js';
 import { agentRestBase } from './speech/models.js';
 import { PromptAudio } from './speech/prompts.js';
 import { openStore } from './store/index.js';
+import { ensurePrivateTree } from './store/private-files.js';
+import { DialPolicy, profileTargetsProblem } from './trust/dial-policy.js';
 
 /** Why `listen` failed, in words that name the setting to change. */
 const LISTEN_FAILURES: Record<string, string> = {
@@ -33,6 +35,8 @@ const FAREWELL_WAIT_MS = 20_000;
 let config: ReturnType<typeof loadConfig>;
 try {
   config = loadConfig(process.env);
+  const refusedTarget = profileTargetsProblem(config.profiles, new DialPolicy(config.dialPolicy));
+  if (refusedTarget !== null) throw new Error(refusedTarget);
 } catch (err) {
   // One line naming the variable or file and field: the whole message a misconfigured deploy needs.
   process.stderr.write(`callbridge: invalid configuration: ${(err as Error).message}\n`);
@@ -40,6 +44,27 @@ try {
 }
 
 const logger = createLogger(config.logLevel, undefined, { transcripts: config.logTranscripts });
+try {
+  // DATA_DIR holds transcripts, contacts and the admin token: 0700, its files 0600 (docs/security.md).
+  const modes = ensurePrivateTree(config.dataDir);
+  if (modes.tightened.length > 0) {
+    logger.warn(
+      { path: config.dataDir, tightened: modes.tightened.length, first: modes.tightened.slice(0, 5) },
+      'DATA_DIR held files or folders other users could read: made private (folders 0700, files 0600)',
+    );
+  }
+  if (modes.stillOpen.length > 0) {
+    logger.warn(
+      { path: config.dataDir, first: modes.stillOpen.slice(0, 5) },
+      'DATA_DIR holds files other users can read that this user cannot change: chmod them 600',
+    );
+  }
+} catch (err) {
+  process.stderr.write(
+    `callbridge: DATA_DIR ${config.dataDir} cannot be created: ${(err as Error).message}\n`,
+  );
+  process.exit(1);
+}
 if (config.adminToken === null) {
   try {
     const file = ensureAdminToken(config.dataDir);

@@ -8,6 +8,7 @@ import { type OutboundAmd, type OutboundContext, sealOutboundContext } from './c
 import { BadRequestError } from './errors.js';
 import type { CarrierCallStatus, OriginateRequest, Originator } from './outbound/ports.js';
 import { parseAttemptId } from './store/campaign-records.js';
+import type { DialPolicy } from './trust/dial-policy.js';
 
 /** One call to place, whether a campaign's attempt or a single call. */
 export interface OutboundCall {
@@ -55,7 +56,11 @@ export function callStatusOutcome(state: CarrierCallState): CarrierCallStatus {
   }
 }
 
-export function composeOriginator(placers: readonly CallPlacer[], secret: string): OutboundCalls {
+export function composeOriginator(
+  placers: readonly CallPlacer[],
+  secret: string,
+  dialPolicy: DialPolicy,
+): OutboundCalls {
   const byName = new Map(placers.map((placer) => [placer.carrier, placer]));
   const placerOf = (carrier: string | null): CallPlacer => {
     const placer = carrier === null ? placers[0] : byName.get(carrier);
@@ -68,6 +73,10 @@ export function composeOriginator(placers: readonly CallPlacer[], secret: string
   };
 
   const place = async (call: OutboundCall) => {
+    // Checked where the number was given too; here no call reaches a carrier past the policy,
+    // whatever changed since (a campaign's contacts were checked under the policy of their upload).
+    dialPolicy.assert(call.to, 'to');
+    if (call.from !== null) dialPolicy.assert(call.from, 'from');
     const placer = placerOf(call.carrier);
     if (call.amd !== null && !placer.detectsMachines) {
       throw new BadRequestError(

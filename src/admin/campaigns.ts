@@ -8,7 +8,7 @@
 //   POST /campaigns/:id/start|pause|resume|cancel → 200 the campaign; 409 from a state that forbids it
 //   GET  /campaigns/:id/contacts[?state=&limit=&cursor=] → 200 {"contacts": [...], "nextCursor": …}
 //   GET  /campaigns/:id/results.csv          → 200 text/csv, one row per contact
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BadRequestError } from '../errors.js';
 import { CONTACT_STATES, type ContactState } from '../store/campaign-records.js';
 import { type CampaignAction, type CampaignService, contactsBody } from '../outbound/service.js';
@@ -20,6 +20,19 @@ export interface CampaignAdminDeps {
 
 /** A contacts upload of the largest size accepted (50,000 rows) fits with room to spare. */
 export const UPLOAD_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
+/**
+ * How long an upload received whole may take to be read and stored, the connection silent meanwhile:
+ * it is read in slices that let calls go on (src/outbound/slices.ts), so on a busy machine it may
+ * outlast the server's 10 s idle limit, which guards against clients that send nothing.
+ */
+export const UPLOAD_PROCESSING_TIMEOUT_MS = 120_000;
+
+/** A preHandler: runs once the body is in and the caller authenticated, so only real uploads get it. */
+export function allowLongProcessing(request: FastifyRequest, _reply: unknown, done: () => void): void {
+  request.raw.socket.setTimeout(UPLOAD_PROCESSING_TIMEOUT_MS);
+  done();
+}
+
 const ACTIONS: readonly CampaignAction[] = ['start', 'pause', 'resume', 'cancel'];
 
 /** text/csv bodies arrive as text; registered once per scope, whichever route file comes first. */
@@ -57,7 +70,7 @@ export function registerCampaignAdminRoutes(scope: FastifyInstance, deps: Campai
 
   scope.post<{ Params: { id: string } }>(
     '/campaigns/:id/contacts',
-    { bodyLimit: UPLOAD_BODY_LIMIT_BYTES },
+    { bodyLimit: UPLOAD_BODY_LIMIT_BYTES, preHandler: allowLongProcessing },
     async (request) =>
       campaigns.addContacts(request.params.id, contactsBody(request.headers['content-type'], request.body)),
   );

@@ -6,10 +6,10 @@
 //   DELETE /dnc/:number    → 204; 404 when not listed
 import type { FastifyInstance } from 'fastify';
 import { BadRequestError, NotFoundError } from '../errors.js';
-import { dncFromCsv, dncFromJson } from '../outbound/dnc-import.js';
+import { addInBatches, dncFromCsv, dncFromJson } from '../outbound/dnc-import.js';
 import { normalizePhone } from '../outbound/phone.js';
 import type { Store } from '../store/store.js';
-import { acceptCsv, UPLOAD_BODY_LIMIT_BYTES } from './campaigns.js';
+import { acceptCsv, allowLongProcessing, UPLOAD_BODY_LIMIT_BYTES } from './campaigns.js';
 
 export interface DncAdminDeps {
   store: Store;
@@ -26,18 +26,22 @@ function pathNumber(raw: string): string {
 export function registerDncAdminRoutes(scope: FastifyInstance, deps: DncAdminDeps): void {
   acceptCsv(scope);
 
-  scope.post('/dnc', { bodyLimit: UPLOAD_BODY_LIMIT_BYTES }, async (request) => {
-    const type = request.headers['content-type'] ?? '';
-    const upload =
-      typeof request.body === 'string' && type.startsWith('text/csv')
-        ? dncFromCsv(request.body)
-        : type.startsWith('application/json')
-          ? dncFromJson(request.body)
-          : null;
-    if (!upload) throw new BadRequestError('numbers must be sent as JSON {"numbers": [...]} or text/csv');
-    const added = await deps.store.addDoNotCall(upload.numbers, deps.now());
-    return { added, alreadyListed: upload.numbers.length - added, rejected: upload.rejected };
-  });
+  scope.post(
+    '/dnc',
+    { bodyLimit: UPLOAD_BODY_LIMIT_BYTES, preHandler: allowLongProcessing },
+    async (request) => {
+      const type = request.headers['content-type'] ?? '';
+      const upload =
+        typeof request.body === 'string' && type.startsWith('text/csv')
+          ? await dncFromCsv(request.body)
+          : type.startsWith('application/json')
+            ? await dncFromJson(request.body)
+            : null;
+      if (!upload) throw new BadRequestError('numbers must be sent as JSON {"numbers": [...]} or text/csv');
+      const added = await addInBatches(upload.numbers, (batch) => deps.store.addDoNotCall(batch, deps.now()));
+      return { added, alreadyListed: upload.numbers.length - added, rejected: upload.rejected };
+    },
+  );
 
   scope.get<{ Params: { number: string } }>('/dnc/:number', async (request) => {
     const number = pathNumber(request.params.number);

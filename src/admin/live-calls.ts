@@ -5,10 +5,13 @@
 //   POST /calls/:callSid/transfer {"to"}   → 200 {"callSid", "instance", "to"}; 404, 409 refused, 503
 import type { FastifyInstance } from 'fastify';
 import type { ControlOutcome, LiveCalls } from '../call/live-call.js';
+import type { DialPolicy } from '../trust/dial-policy.js';
 import { BadRequestError, ConflictError, NotFoundError, UnavailableError } from '../errors.js';
 
 export interface LiveCallAdminDeps {
   calls: LiveCalls;
+  /** Transfer targets are dialed numbers: the dial policy applies (docs/security.md). */
+  dialPolicy: DialPolicy;
 }
 
 const MAX_CALL_SID_CHARS = 128;
@@ -55,11 +58,12 @@ export function registerLiveCallAdminRoutes(scope: FastifyInstance, deps: LiveCa
     if (typeof to !== 'string' || !TRANSFER_TARGET.test(to)) {
       throw new BadRequestError('to must be an E.164 number (+15550100) or a sip: URI');
     }
+    deps.dialPolicy.assert(to, 'to');
     return { ...settle(callSid, await deps.calls.transfer(callSid, to)), to };
   });
 }
 
-export async function listLiveCalls(deps: LiveCallAdminDeps) {
+export async function listLiveCalls(deps: Pick<LiveCallAdminDeps, 'calls'>) {
   try {
     return { calls: await deps.calls.list() };
   } catch {

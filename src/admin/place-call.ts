@@ -1,6 +1,8 @@
 // One outbound call on request. Mounted by the app inside the `/v1` admin scope, which already
 // checks ADMIN_TOKEN.
 //   POST /calls {to, from?, profile?, carrier?, variables?, amd?} → 201 {callSid, carrier, to, from, profile, status}
+// The dial policy (docs/security.md) and the do-not-call list apply before anything is placed: a
+// refused number answers 403 CALLBRIDGE_DIAL_BLOCKED with the rule.
 // The call counts against admission like an inbound one: refused with 503 while this instance is
 // draining or at capacity. Once answered it is bridged to the agent exactly as an inbound call is,
 // pre-warmed at the answer, and its record says `direction: outbound`.
@@ -9,9 +11,11 @@ import { placeholders, renderTemplate } from '../agent/placeholders.js';
 import type { Admission } from '../call/carrier-port.js';
 import type { OutboundAmd } from '../call/outbound-context.js';
 import type { AgentProfile } from '../config/types.js';
-import { BadRequestError, CARRIER_API_ERROR_CODE, UnavailableError } from '../errors.js';
+import { BadRequestError, CARRIER_API_ERROR_CODE, DialBlockedError, UnavailableError } from '../errors.js';
 import { normalizePhone } from '../outbound/phone.js';
 import { voicemailAudioUrlProblem } from '../outbound/voicemail-audio-url.js';
+import type { DialPolicy } from '../trust/dial-policy.js';
+import type { FetchPolicy } from '../trust/fetch-policy.js';
 
 export interface PlaceCallRequest {
   to: string;
@@ -29,6 +33,11 @@ export interface PlaceCallDeps {
   carriers: readonly string[];
   /** Whether this instance takes a new call now, as for an inbound call of `carrier`. */
   admit(carrier: string): Admission;
+  dialPolicy: DialPolicy;
+  /** A voicemail `audioUrl` at an address it refuses is refused at once (it is checked again when fetched). */
+  fetchPolicy?: FetchPolicy;
+  /** Whether the number is on the do-not-call list. */
+  isDoNotCall(number: string): Promise<boolean>;
   place(call: PlaceCallRequest): Promise<{ carrier: string; callSid: string }>;
 }
 
@@ -38,10 +47,15 @@ const MAX_VARIABLE_CHARS = 500;
 const MAX_VOICEMAIL_CHARS = 1000;
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
-function phone(value: unknown, field: string): string {
+function phone(value: unknown, field: string, policy?: DialPolicy): string {
   if (typeof value !== 'string') throw new BadRequestError(`${field} must be a phone number in E.164`);
   const checked = normalizePhone(value);
-  if (!checked.ok) throw new BadRequestError(`${field}: ${checked.reason}`);
+  if (!checked.ok) {
+    // An emergency number or a short code is no valid number either: the refusal says which it is.
+    if (policy && /^\s*\+/.test(value)) policy.assert(value.trim(), field);
+    throw new BadRequestError(`${field}: ${checked.reason}`);
+  }
+  policy?.assert(checked.e164, field);
   return checked.e164;
 }
 
@@ -71,7 +85,11 @@ function variablesOf(value: unknown): Record<string, string> {
 const AMD_SHAPE =
   '{"mode": "voicemail"|"hangup"|"off", "voicemail": {"text": …, "audioUrl": "https://…"}} (one or both)';
 
-function amdOf(value: unknown, variables: Record<string, string>): OutboundAmd | null {
+function amdOf(
+  value: unknown,
+  variables: Record<string, string>,
+  fetchPolicy: FetchPolicy | undefined,
+): OutboundAmd | null {
   if (value === undefined || value === null || value === false) return null;
   if (typeof value !== 'object' || Array.isArray(value))
     throw new BadRequestError(`amd must be ${AMD_SHAPE}`);
@@ -99,6 +117,8 @@ function amdOf(value: unknown, variables: Record<string, string>): OutboundAmd |
   if (audioUrl !== undefined) {
     const problem = voicemailAudioUrlProblem(audioUrl);
     if (problem !== null) throw new BadRequestError(`amd.voicemail.audioUrl ${problem}`);
+    const refused = fetchPolicy?.urlProblem(audioUrl as string) ?? null;
+    if (refused !== null) throw new BadRequestError(`amd.voicemail.audioUrl: ${refused}`);
   }
   if (text === undefined && audioUrl !== undefined) {
     return { mode, voicemailText: null, voicemailAudioUrl: audioUrl as string };
@@ -118,7 +138,7 @@ function amdOf(value: unknown, variables: Record<string, string>): OutboundAmd |
 /** The request, validated; every placeholder the call will speak has a value, or it is refused now. */
 export function placeCallRequest(
   body: unknown,
-  deps: Omit<PlaceCallDeps, 'admit' | 'place'>,
+  deps: Omit<PlaceCallDeps, 'admit' | 'place' | 'dialPolicy' | 'isDoNotCall'> & { dialPolicy?: DialPolicy },
 ): PlaceCallRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new BadRequestError('the body must be a JSON object: {"to": "+1555…"}');
@@ -127,8 +147,8 @@ export function placeCallRequest(
   if (unknown.length > 0)
     throw new BadRequestError(`unknown field ${JSON.stringify(unknown[0]!.slice(0, 40))}`);
   const b = body as Record<string, unknown>;
-  const to = phone(b.to, 'to');
-  const from = b.from === undefined || b.from === null ? null : phone(b.from, 'from');
+  const to = phone(b.to, 'to', deps.dialPolicy);
+  const from = b.from === undefined || b.from === null ? null : phone(b.from, 'from', deps.dialPolicy);
   const profile = b.profile ?? deps.defaultProfile;
   if (typeof profile !== 'string' || !Object.hasOwn(deps.profiles, profile)) {
     throw new BadRequestError(`profile must be one of: ${Object.keys(deps.profiles).join(', ')}`);
@@ -140,7 +160,7 @@ export function placeCallRequest(
   const variables = variablesOf(b.variables);
   let amd: OutboundAmd | null;
   try {
-    amd = amdOf(b.amd, variables);
+    amd = amdOf(b.amd, variables, deps.fetchPolicy);
   } catch (err) {
     if ((err as { code?: string }).code === 'CALLBRIDGE_TEMPLATE_VARIABLE_MISSING') {
       throw new BadRequestError(`amd.voicemail.text: ${(err as Error).message} in variables`);
@@ -168,6 +188,9 @@ export function registerPlaceCallRoutes(app: FastifyInstance, deps: PlaceCallDep
       throw new UnavailableError('no carrier can place outbound calls on this server');
     }
     const request = placeCallRequest(req.body, deps);
+    if (await deps.isDoNotCall(request.to)) {
+      throw new DialBlockedError(`to: ${request.to} is on the do-not-call list`);
+    }
     const admission = deps.admit(request.carrier ?? deps.carriers[0]!);
     if (admission !== 'admitted') {
       throw new UnavailableError(

@@ -2,9 +2,10 @@
 // (mode 0600, so only the server's user reads it) and reused after, so the CLI on the same machine
 // finds it. The token itself is never logged, only where it is.
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { ensurePrivateDir } from '../store/private-files.js';
 
 export const ADMIN_TOKEN_FILE = 'admin-token';
 const MIN_TOKEN_CHARS = 16;
@@ -20,7 +21,7 @@ export interface AdminTokenFile {
 /** The token in `<dataDir>/admin-token`, written first if the file does not exist. */
 export function ensureAdminToken(dataDir: string): AdminTokenFile {
   const path = join(dataDir, ADMIN_TOKEN_FILE);
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   let created = false;
   try {
     // `wx`: two processes starting on one DATA_DIR cannot both write it; the loser reads the winner's.

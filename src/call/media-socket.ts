@@ -26,6 +26,7 @@ import { profileWithVariables } from '../agent/placeholders.js';
 import { type CallInfo, CallSession } from './session.js';
 import { playDecline } from './stream-decline.js';
 import { checkStreamToken, type StreamGrant } from './stream-token.js';
+import { DialPolicy } from '../trust/dial-policy.js';
 
 /** A stream's call, as the instance that answered its webhook names it. */
 export interface ForeignStream {
@@ -61,6 +62,8 @@ export interface MediaSocketDeps {
   prompts?: PromptPlayer;
   /** The pre-recorded voicemails of outbound calls (`amd.voicemail.audioUrl`). */
   voicemailRecordings?: VoicemailRecordingSource;
+  /** Every transfer (operator, agent function, fallback) goes to a number it allows; default: the defaults. */
+  dialPolicy?: DialPolicy;
 }
 
 /** WebSocket close codes used on media streams (RFC 6455 section 7.4.1). */
@@ -172,6 +175,7 @@ export function handleMediaSocket(
     canTransfer: control !== null,
     transfer: async (target) => {
       if (!control) throw new Error('this carrier has no call-control API configured');
+      (deps.dialPolicy ?? new DialPolicy()).assert(target, 'transfer');
       await control.transfer(callSid, target);
     },
   };

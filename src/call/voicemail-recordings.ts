@@ -2,13 +2,17 @@
 // bounded in size, time and length, kept on disk under DATA_DIR/voicemails by a hash of its URL
 // (like the rendered prompts under DATA_DIR/prompts), and converted to each call's stream format.
 // A URL that cannot be fetched or read answers with the reason, and is not asked again for a while,
-// so the machines of a campaign do not each wait on a dead server.
+// so the machines of a campaign do not each wait on a dead server. The URL is an API caller's, so it
+// is fetched through the fetch policy (src/trust/fetch-policy.ts): public addresses only, and a
+// reason that names the rule, never what the remote answered.
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeAudio } from '../audio/codec.js';
 import type { MediaFormat } from '../audio/format.js';
 import { readWav, resampleAny, type WavAudio } from '../audio/wav.js';
+import { FetchPolicy, FetchProblem } from '../trust/fetch-policy.js';
+import { mkdirPrivate, writePrivateFile } from '../store/private-files.js';
 
 export type VoicemailRecording = { audio: Buffer } | { problem: string };
 
@@ -18,6 +22,8 @@ export type VoicemailRecordingSource = (url: string, format: MediaFormat) => Pro
 export interface VoicemailRecordingsOptions {
   /** Where fetched recordings are kept: `$DATA_DIR/voicemails`. */
   cacheDir: string;
+  /** Where a recording may be fetched from; default: public addresses only. */
+  fetchPolicy?: FetchPolicy;
   /** The whole fetch, headers and body. */
   fetchTimeoutMs?: number;
   /** The largest file taken (a minute of 16-bit 44.1 kHz stereo is about 10 MB). */
@@ -121,45 +127,26 @@ export class VoicemailRecordings {
   }
 
   async #fetch(url: string): Promise<Buffer> {
-    const maxBytes = this.#opts.maxBytes ?? MAX_VOICEMAIL_BYTES;
-    const signal = AbortSignal.timeout(this.#opts.fetchTimeoutMs ?? VOICEMAIL_FETCH_TIMEOUT_MS);
-    let res: Response;
     try {
-      res = await fetch(url, { signal, headers: { accept: 'audio/wav, audio/x-wav, */*' } });
+      return await (this.#opts.fetchPolicy ?? new FetchPolicy()).get(url, {
+        timeoutMs: this.#opts.fetchTimeoutMs ?? VOICEMAIL_FETCH_TIMEOUT_MS,
+        maxBytes: this.#opts.maxBytes ?? MAX_VOICEMAIL_BYTES,
+        headers: { accept: 'audio/wav, audio/x-wav, */*' },
+      });
     } catch (err) {
-      const why = (err as Error).name === 'TimeoutError' ? 'timed out' : 'failed';
-      throw new RecordingProblem(`fetching the recording ${why}`);
+      const message = err instanceof FetchProblem ? err.message : 'failed';
+      throw new RecordingProblem(
+        `fetching the recording ${err instanceof FetchProblem && err.code === 'CALLBRIDGE_FETCH_REFUSED' ? 'was ' : ''}${message}`,
+      );
     }
-    if (!res.ok || res.body === null) {
-      await res.body?.cancel().catch(() => {});
-      throw new RecordingProblem(`fetching the recording answered HTTP ${res.status}`);
-    }
-    const declared = Number(res.headers.get('content-length') ?? NaN);
-    if (declared > maxBytes) {
-      await res.body.cancel().catch(() => {});
-      throw new RecordingProblem(`the recording is larger than ${maxBytes} bytes`);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of res.body) {
-        size += chunk.length;
-        if (size > maxBytes) throw new RecordingProblem(`the recording is larger than ${maxBytes} bytes`);
-        chunks.push(Buffer.from(chunk));
-      }
-    } catch (err) {
-      if (err instanceof RecordingProblem) throw err;
-      throw new RecordingProblem('fetching the recording failed while reading it');
-    }
-    return Buffer.concat(chunks);
   }
 
   /** Written beside, then renamed into place: a reader never sees half a file. A failure only costs a fetch. */
   async #store(file: string, bytes: Buffer): Promise<void> {
     try {
-      await mkdir(this.#opts.cacheDir, { recursive: true });
+      await mkdirPrivate(this.#opts.cacheDir);
       const partial = `${file}.${randomUUID()}.tmp`;
-      await writeFile(partial, bytes);
+      await writePrivateFile(partial, bytes);
       await rename(partial, file);
     } catch {
       // The next process fetches it again.

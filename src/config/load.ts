@@ -20,6 +20,7 @@ import { type Config, REGIONS } from './types.js';
 import { BASE_URL, ENDPOINT_URL } from './urls.js';
 import { readExotel } from './exotel.js';
 import { readVonage } from './vonage.js';
+import { readDialPolicy, readFetchPolicy } from './trust-policies.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const QUEUE_PILOT_PROVIDERS = ['tasks', 'inbox', 'deploy', 'code', 'payments'] as const;
@@ -89,6 +90,9 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
     max: 600_000,
   });
 
+  const dialPolicy = readDialPolicy(env);
+  const fetchPolicy = readFetchPolicy(env);
+
   const regions = loadRegions(configDir, cwd);
   const agent = selectAgent(env, region, regions);
   const profiles = loadProfiles(configDir, cwd);
@@ -130,6 +134,8 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
     profiles,
     numbers,
     speech,
+    dialPolicy,
+    fetchPolicy,
   };
 }
 

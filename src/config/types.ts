@@ -1,6 +1,7 @@
 // The validated configuration: a pure function of the environment and the config folder
 // (see load.ts). Everything downstream reads this, never process.env.
 import type { SpeechConfig } from './speech.js';
+import type { DialPolicyConfig, FetchPolicyConfig } from './trust-policies.js';
 
 export const REGIONS = ['global', 'eu', 'au', 'in'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -221,6 +222,10 @@ export interface Config {
   numbers: NumberRouting;
   /** Analysis and rendered prompts (`ANALYSIS`, config/prompts.json); absent means both off. */
   speech?: SpeechConfig;
+  /** What may be dialed or transferred to (`DIAL_*`); absent: the defaults. */
+  dialPolicy?: DialPolicyConfig;
+  /** Which hosts a fetch of a caller's URL may reach besides public ones (`FETCH_ALLOWED_HOSTS`); absent: none. */
+  fetchPolicy?: FetchPolicyConfig;
 }
 
 /** Vonage (docs/protocols/vonage.md): REST needs the application and its key, webhooks the secret. */

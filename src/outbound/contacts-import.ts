@@ -4,13 +4,15 @@
 // from the number, else the campaign's; every other column is a variable. A row whose phone is not
 // a number is also kept as a contact with the outcome `invalid`, so the results show it; a row
 // refused for any other reason (a duplicate, a placeholder with no value, an unknown zone) is only
-// reported, so the corrected row can be added again.
-import { parse } from 'csv-parse/sync';
+// reported, so the corrected row can be added again. Parsing and validation run in slices that
+// yield to the event loop (slices.ts), so a large upload never stalls live calls.
 import { BadRequestError } from '../errors.js';
 import { normalizePhone } from './phone.js';
 import type { NewContact } from '../store/campaign-records.js';
 import { missingVariablesProblem, type RequiredVariables } from './template.js';
 import { ianaZone, zoneOfNumber } from './timezone.js';
+import { mapInSlices, parseCsvInSlices, Slicer } from './slices.js';
+import type { DialPolicy } from '../trust/dial-policy.js';
 
 export const CONTACT_LIMITS = {
   maxRowsPerUpload: 50_000,
@@ -35,6 +37,8 @@ export interface ImportContext {
   campaignTimezone: string;
   /** Placeholders every contact must fill. */
   required: RequiredVariables;
+  /** A number it refuses is a rejected row with the rule as the reason. */
+  dialPolicy?: DialPolicy;
 }
 
 /** The fields of one row before validation; `row` as the user counts it. */
@@ -46,8 +50,8 @@ interface RawRow {
 const RESERVED = ['phone', 'country', 'timezone'] as const;
 
 /** Rows of a CSV upload: a header row naming the columns, then one contact per row. */
-export function contactsFromCsv(text: string, context: ImportContext): ContactImport {
-  const records = parseCsv(text);
+export async function contactsFromCsv(text: string, context: ImportContext): Promise<ContactImport> {
+  const records = await parseCsv(text);
   const header = records[0];
   if (!header) throw new BadRequestError('contacts CSV: empty; the first row names the columns');
   const columns = checkHeader(header.record);
@@ -56,7 +60,7 @@ export function contactsFromCsv(text: string, context: ImportContext): ContactIm
       `contacts CSV: more than ${CONTACT_LIMITS.maxRowsPerUpload} rows; upload them in several parts`,
     );
   }
-  const rows: Array<RawRow | RejectedRow> = records.slice(1).map(({ record, row }) => {
+  const rows = await mapInSlices(records.slice(1), ({ record, row }): RawRow | RejectedRow => {
     if (record.length !== columns.length) {
       return { row, reason: `has ${record.length} fields, the header has ${columns.length}` };
     }
@@ -66,7 +70,7 @@ export function contactsFromCsv(text: string, context: ImportContext): ContactIm
 }
 
 /** A JSON array of objects, one per contact; row 1 is the first element. */
-export function contactsFromJson(body: unknown, context: ImportContext): ContactImport {
+export async function contactsFromJson(body: unknown, context: ImportContext): Promise<ContactImport> {
   if (!Array.isArray(body)) {
     throw new BadRequestError('contacts: the body must be a JSON array of objects, or text/csv');
   }
@@ -75,7 +79,7 @@ export function contactsFromJson(body: unknown, context: ImportContext): Contact
       `contacts: more than ${CONTACT_LIMITS.maxRowsPerUpload} contacts; upload them in several parts`,
     );
   }
-  const rows = body.map((item: unknown, index): RawRow | RejectedRow => {
+  const rows = await mapInSlices(body as unknown[], (item: unknown, index): RawRow | RejectedRow => {
     const row = index + 1;
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
       return { row, reason: 'must be an object with a phone field' };
@@ -100,11 +104,16 @@ export function contactsFromJson(body: unknown, context: ImportContext): Contact
   return importRows(rows, context);
 }
 
-function importRows(rows: ReadonlyArray<RawRow | RejectedRow>, context: ImportContext): ContactImport {
+async function importRows(
+  rows: ReadonlyArray<RawRow | RejectedRow>,
+  context: ImportContext,
+): Promise<ContactImport> {
   const contacts: NewContact[] = [];
   const rejected: RejectedRow[] = [];
   const firstRowOf = new Map<string, number>();
+  const slicer = new Slicer();
   for (const raw of rows) {
+    await slicer.next();
     if ('reason' in raw) {
       rejected.push(raw);
       continue;
@@ -136,6 +145,9 @@ function judgeRow(
   if (rawPhone === undefined) return { reason: 'phone is missing' };
   const phone = normalizePhone(rawPhone, country);
   if (!phone.ok) {
+    // An emergency number or a short code is no valid number either: the reason says which it is.
+    const refusal = rawPhone.trim().startsWith('+') ? context.dialPolicy?.check(rawPhone.trim()) : undefined;
+    const reason = refusal && !refusal.ok ? `refused by the dial policy: ${refusal.reason}` : phone.reason;
     const shown = rawPhone.trim().slice(0, 40);
     const keep: NewContact = {
       row,
@@ -143,10 +155,12 @@ function judgeRow(
       country: null,
       timezone: context.campaignTimezone,
       variables: trimmed(variables),
-      invalid: phone.reason,
+      invalid: reason,
     };
-    return { reason: phone.reason, ...(shown === '' ? {} : { keep }) };
+    return { reason, ...(shown === '' ? {} : { keep }) };
   }
+  const verdict = context.dialPolicy?.check(phone.e164) ?? { ok: true };
+  if (!verdict.ok) return { reason: `refused by the dial policy: ${verdict.reason}` };
   let zone: string | null = null;
   if (timezone !== undefined && timezone.trim() !== '') {
     zone = ianaZone(timezone);
@@ -203,8 +217,10 @@ interface CsvRecord {
 }
 
 /** Comma-separated, or semicolon- or tab-separated when the header uses those instead. */
-function parseCsv(text: string): CsvRecord[] {
-  const firstLine = text.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0] ?? '';
+async function parseCsv(text: string): Promise<CsvRecord[]> {
+  // Only the header is looked at: a regex over the whole upload would hold the event loop.
+  const end = text.indexOf('\n');
+  const firstLine = text.slice(0, end < 0 ? text.length : end).replace(/^\uFEFF/, '');
   const delimiter = firstLine.includes(',')
     ? ','
     : firstLine.includes(';')
@@ -213,7 +229,7 @@ function parseCsv(text: string): CsvRecord[] {
         ? '\t'
         : ',';
   try {
-    const parsed = parse(text, {
+    const parsed = await parseCsvInSlices<{ record: string[]; info: { records: number } }>(text, {
       bom: true,
       delimiter,
       relax_column_count: true,
@@ -221,7 +237,7 @@ function parseCsv(text: string): CsvRecord[] {
       info: true,
       // A row beyond the limit is not worth reading: stop one past it.
       to: CONTACT_LIMITS.maxRowsPerUpload + 2,
-    }) as unknown as Array<{ record: string[]; info: { records: number } }>;
+    });
     return parsed.map(({ record, info }) => ({ record, row: info.records }));
   } catch (err) {
     // csv-parse messages may quote the content; keep only what went wrong and where.

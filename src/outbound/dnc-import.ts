@@ -1,12 +1,13 @@
 // Numbers for the do-not-call list, as uploaded: a JSON `{"numbers": [...]}` of E.164 numbers, or a
 // CSV with a `phone` column (and an optional `country` column for national numbers). Each number is
-// judged on its own; bad ones come back with their row and reason.
-import { parse } from 'csv-parse/sync';
+// judged on its own; bad ones come back with their row and reason. Read in slices that yield to the
+// event loop (slices.ts), so a large list never stalls live calls.
 import { Type } from '@sinclair/typebox';
 import { BadRequestError } from '../errors.js';
 import type { RejectedRow } from './contacts-import.js';
 import { checkBody } from './field-errors.js';
 import { normalizePhone } from './phone.js';
+import { mapInSlices, parseCsvInSlices, STORE_BATCH, yieldToLoop } from './slices.js';
 
 export const MAX_DNC_NUMBERS_PER_UPLOAD = 50_000;
 
@@ -25,18 +26,31 @@ export interface DncImport {
   rejected: RejectedRow[];
 }
 
-function judge(entries: Array<{ row: number; phone: string; country?: string }>): DncImport {
+async function judge(entries: Array<{ row: number; phone: string; country?: string }>): Promise<DncImport> {
   const numbers = new Set<string>();
   const rejected: RejectedRow[] = [];
-  for (const { row, phone, country } of entries) {
+  await mapInSlices(entries, ({ row, phone, country }) => {
     const checked = normalizePhone(phone, country);
     if (checked.ok) numbers.add(checked.e164);
     else rejected.push({ row, reason: checked.reason });
-  }
+  });
   return { numbers: [...numbers], rejected };
 }
 
-export function dncFromJson(body: unknown): DncImport {
+/** Adds the numbers a batch at a time, the event loop given back between batches; how many were new. */
+export async function addInBatches(
+  numbers: readonly string[],
+  add: (batch: readonly string[]) => Promise<number>,
+): Promise<number> {
+  let added = 0;
+  for (let start = 0; start < numbers.length; start += STORE_BATCH) {
+    if (start > 0) await yieldToLoop();
+    added += await add(numbers.slice(start, start + STORE_BATCH));
+  }
+  return added;
+}
+
+export async function dncFromJson(body: unknown): Promise<DncImport> {
   const { numbers } = checkBody(DncJson, body, 'invalid do-not-call list');
   // E.164 only: a JSON list has no column to say which country a national number belongs to.
   return judge(
@@ -44,15 +58,15 @@ export function dncFromJson(body: unknown): DncImport {
   );
 }
 
-export function dncFromCsv(text: string): DncImport {
+export async function dncFromCsv(text: string): Promise<DncImport> {
   let records: string[][];
   try {
-    records = parse(text, {
+    records = await parseCsvInSlices<string[]>(text, {
       bom: true,
       relax_column_count: true,
       skip_empty_lines: true,
       to: MAX_DNC_NUMBERS_PER_UPLOAD + 2,
-    }) as string[][];
+    });
   } catch (err) {
     const { lines } = err as { lines?: number };
     throw new BadRequestError(

@@ -9,6 +9,8 @@ import { Dialer, type DialerOptions } from './dialer.js';
 import { campaignNotifier, type DeliverToGateway } from './events.js';
 import type { Originator } from './ports.js';
 import { CampaignService } from './service.js';
+import { DialPolicy } from '../trust/dial-policy.js';
+import { FetchPolicy } from '../trust/fetch-policy.js';
 
 export type { Originator } from './ports.js';
 export { Dialer } from './dialer.js';
@@ -30,6 +32,8 @@ export interface OutboundDeps {
   instanceId: string;
   clock?: DialerClock;
   dialerOptions?: Partial<DialerOptions>;
+  /** The policy contacts and caller IDs are checked against; default: the configuration's. */
+  dialPolicy?: DialPolicy;
 }
 
 export interface Outbound {
@@ -62,6 +66,8 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     logger,
     clock,
     dialer,
+    dialPolicy: deps.dialPolicy ?? new DialPolicy(deps.config.dialPolicy),
+    fetchPolicy: new FetchPolicy(deps.config.fetchPolicy),
   });
   return { service, dialer };
 }

@@ -2,13 +2,15 @@
 // and final outcome, the last call's duration and who answered it, the call summary and a note,
 // then the last call's post-call analysis (sentiment, topics, intents and its outcome, read from the
 // call's record: analysis lands after the call, so an export made later has more of it). Written
-// page by page, so a campaign of any size streams in bounded memory.
+// page by page, so a campaign of any size streams in bounded memory. Every cell, the header's too,
+// is neutralised against spreadsheet formulas (csv-cell.ts).
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import type { CallRecord } from '../store/call-record.js';
 import { formatAnalysis } from '../store/call-analysis.js';
 import type { Store } from '../store/store.js';
 import type { ContactRecord } from '../store/campaign-records.js';
+import { safeCell } from './csv-cell.js';
 
 const PAGE = 500;
 const FIXED = [
@@ -25,14 +27,6 @@ const FIXED = [
   'analysis',
 ];
 
-/**
- * A cell a spreadsheet would run as a formula (=, @, or + and - before a non-number) is prefixed
- * with a quote: the CSV is opened by people, and variables and summaries come from outside.
- */
-export function safeCell(value: string): string {
-  return /^[=@\t\r]/.test(value) || /^[+-][^\d\s.]/.test(value) ? `'${value}` : value;
-}
-
 async function* contactPages(store: Store, campaignId: string): AsyncGenerator<ContactRecord[]> {
   let cursor: string | undefined;
   do {
@@ -45,21 +39,22 @@ async function* contactPages(store: Store, campaignId: string): AsyncGenerator<C
 function row(contact: ContactRecord, variables: readonly string[], record: CallRecord | null): string[] {
   const last = contact.attempts.at(-1);
   const analysis = formatAnalysis(record?.analysis);
+  // Every cell, even those the server writes itself: one rule, no column forgotten.
   return [
     contact.phone,
-    ...variables.map((name) => safeCell(contact.variables[name] ?? '')),
+    ...variables.map((name) => contact.variables[name] ?? ''),
     String(contact.attempts.length),
     contact.state,
     contact.outcome ?? '',
     last?.durationMs == null ? '' : String(Math.round(last.durationMs / 1000)),
     last?.answeredBy ?? '',
-    safeCell(last?.summary ?? analysis.summary),
-    safeCell(note(contact)),
-    safeCell(analysis.sentiment),
-    safeCell(analysis.topics),
-    safeCell(analysis.intents),
+    last?.summary ?? analysis.summary,
+    note(contact),
+    analysis.sentiment,
+    analysis.topics,
+    analysis.intents,
     analysis.analysis,
-  ];
+  ].map(safeCell);
 }
 
 /** Outcomes that always say why in the note column, even when the carrier gave no reason. */

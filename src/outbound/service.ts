@@ -17,6 +17,10 @@ import type { CampaignRecord, CampaignState, ContactState } from '../store/campa
 import { resultsCsv } from './results-csv.js';
 import { requiredVariables } from './template.js';
 import { type CampaignView, campaignView, contactView } from './views.js';
+import { DialPolicy } from '../trust/dial-policy.js';
+import type { FetchPolicy } from '../trust/fetch-policy.js';
+import type { NewContact } from '../store/campaign-records.js';
+import { STORE_BATCH, yieldToLoop } from './slices.js';
 
 /** Which states each operator action moves a campaign from, and to. */
 export const CAMPAIGN_TRANSITIONS = Object.freeze({
@@ -41,12 +45,20 @@ export interface CampaignServiceDeps {
   clock: DialerClock;
   /** null: no carrier can place calls here, so campaigns can be prepared but not started. */
   dialer: Dialer | null;
+  /** Contacts and caller IDs it refuses are refused at once (docs/security.md); default: the defaults. */
+  dialPolicy?: DialPolicy;
+  /** A voicemail `audioUrl` at an address it refuses is refused at once (it is checked again when fetched). */
+  fetchPolicy?: FetchPolicy;
 }
 
 export type ContactsBody = { csv: string } | { json: unknown };
 
 export class CampaignService {
-  constructor(private readonly deps: CampaignServiceDeps) {}
+  private readonly dialPolicy: DialPolicy;
+
+  constructor(private readonly deps: CampaignServiceDeps) {
+    this.dialPolicy = deps.dialPolicy ?? new DialPolicy();
+  }
 
   async create(body: unknown): Promise<CampaignView> {
     const spec = campaignSpec(body, {
@@ -55,6 +67,10 @@ export class CampaignService {
       carriers: this.deps.carriers,
       carriersWithoutMachineDetection: this.deps.carriersWithoutMachineDetection ?? [],
     });
+    for (const [i, from] of spec.from.entries()) this.dialPolicy.assert(from, `from[${i}]`);
+    const audioUrl = spec.amd.voicemail?.audioUrl;
+    const refused = audioUrl === undefined ? null : (this.deps.fetchPolicy?.urlProblem(audioUrl) ?? null);
+    if (refused !== null) throw new BadRequestError(`amd.voicemail.audioUrl: ${refused}`);
     const record: CampaignRecord = {
       id: `cmp_${randomBytes(10).toString('hex')}`,
       spec,
@@ -90,9 +106,11 @@ export class CampaignService {
     const context = {
       campaignTimezone: campaign.spec.schedule.timezone,
       required: requiredVariables(campaign.spec, this.deps.profiles[campaign.spec.profile]),
+      dialPolicy: this.dialPolicy,
     };
-    const parsed = 'csv' in body ? contactsFromCsv(body.csv, context) : contactsFromJson(body.json, context);
-    const result = await this.deps.store.addContacts(id, parsed.contacts, this.deps.clock.now());
+    const parsed =
+      'csv' in body ? await contactsFromCsv(body.csv, context) : await contactsFromJson(body.json, context);
+    const result = await this.storeInBatches(id, parsed.contacts);
     if (!result.ok) {
       if (result.reason === 'not_found') throw new NotFoundError(`no campaign ${id}`);
       throw new ConflictError(`campaign ${id} has ended: contacts can no longer be added`);
@@ -112,6 +130,34 @@ export class CampaignService {
     this.deps.logger.info({ campaignId: id, added, rejected: rejected.length }, 'contacts added');
     if (campaign.state === 'running') this.deps.dialer?.wake();
     return { added, rejected };
+  }
+
+  /**
+   * The contacts stored a batch at a time, the event loop given back between batches (one big
+   * transaction would hold every live call for its whole length); indexes are the upload's.
+   */
+  private async storeInBatches(id: string, contacts: readonly NewContact[]) {
+    const duplicates: number[] = [];
+    const refused: number[] = [];
+    let refusedReason: 'full' | 'ended' | null = null;
+    let start = 0;
+    do {
+      if (start > 0) await yieldToLoop();
+      const batch = contacts.slice(start, start + STORE_BATCH);
+      const result = await this.deps.store.addContacts(id, batch, this.deps.clock.now());
+      if (!result.ok) {
+        if (start === 0) return result;
+        // The campaign ended between two batches: the rest of the upload is refused as such.
+        for (let i = start; i < contacts.length; i++) refused.push(i);
+        refusedReason = 'ended';
+        break;
+      }
+      duplicates.push(...result.duplicates.map((i) => i + start));
+      refused.push(...result.refused.map((i) => i + start));
+      refusedReason = refusedReason ?? result.refusedReason;
+      start += STORE_BATCH;
+    } while (start < contacts.length);
+    return { ok: true as const, duplicates, refused, refusedReason };
   }
 
   async contacts(id: string, query: { state?: ContactState; limit: number; cursor?: string }) {

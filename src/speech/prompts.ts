@@ -7,7 +7,7 @@
 // use. The bundled recordings (assets/phrases) play whenever rendering is off or the service cannot
 // be reached; after a failure the service is left alone for a while, so a call never waits on it.
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
@@ -21,6 +21,7 @@ import {
   type PromptsConfig,
 } from '../config/prompts.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { mkdirPrivate, writePrivateFile } from '../store/private-files.js';
 import type { SpeechApi } from './http.js';
 import { renderSpeech } from './speak-client.js';
 
@@ -182,9 +183,9 @@ export class PromptAudio {
   async #store(key: string, audio: Buffer): Promise<void> {
     const dir = this.#deps.cacheDir;
     try {
-      await mkdir(dir, { recursive: true });
+      await mkdirPrivate(dir);
       const partial = join(dir, `.${key}.${randomUUID()}.tmp`);
-      await writeFile(partial, audio);
+      await writePrivateFile(partial, audio);
       await rename(partial, this.#file(key));
       if (++this.#writes % 20 === 1) await this.#prune();
     } catch (err) {

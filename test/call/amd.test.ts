@@ -54,7 +54,8 @@ beforeAll(async () => {
     }),
   });
   server = await startServer(
-    { AGENT_URL: agent.url, AGENT_API_KEY: 'local', ADMIN_TOKEN: TOKEN },
+    // The operator's recordings are served on loopback: allowed by name, as an operator would.
+    { AGENT_URL: agent.url, AGENT_API_KEY: 'local', ADMIN_TOKEN: TOKEN, FETCH_ALLOWED_HOSTS: '127.0.0.1' },
     { simulatedCarrierApiUrl: sim.url },
   );
 });
@@ -174,7 +175,11 @@ describe('answering-machine detection', () => {
       async () => `http://127.0.0.1:${await freePort()}/gone.wav`,
       /^fetching the recording failed/,
     ],
-    ['is missing', async () => `${filesUrl}/missing.wav`, /^fetching the recording answered HTTP 404/],
+    [
+      'is missing',
+      async () => `${filesUrl}/missing.wav`,
+      /^fetching the recording failed: the server did not answer with the file$/,
+    ],
     ['is no WAV', async () => `${filesUrl}/notes.txt`, /^the recording is not a WAV the server can read/],
   ])(
     'a recording that %s: with no text to fall back to, the call hangs up as `machine`, the reason recorded',
@@ -201,7 +206,9 @@ describe('answering-machine detection', () => {
     expect(record.endReason).toBe('voicemail_left');
     expect(record.outbound?.voicemail).toEqual({
       left: 'agent',
-      problem: expect.stringMatching(/^fetching the recording answered HTTP 404/),
+      problem: expect.stringMatching(
+        /^fetching the recording failed: the server did not answer with the file$/,
+      ),
     });
     expect(record.turns).toEqual([
       expect.objectContaining({
@@ -255,7 +262,9 @@ describe('answering-machine detection', () => {
     expect(left.contact.outcome).toBe('voicemail_left');
     expect(left.callee.heard.subarray(0, MESSAGE.length).equals(MESSAGE)).toBe(true);
     expect(dead.contact.outcome).toBe('machine');
-    expect(dead.contact.attempts[0]?.reason).toBe('fetching the recording answered HTTP 404');
+    expect(dead.contact.attempts[0]?.reason).toBe(
+      'fetching the recording failed: the server did not answer with the file',
+    );
     expect(dead.callee.heard.length).toBe(0);
   }, 60_000);
 });

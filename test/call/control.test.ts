@@ -205,6 +205,48 @@ describe('transfer_call', () => {
   });
 });
 
+describe('operator transfers and the dial policy', () => {
+  const ADMIN = 'admin-token-for-control-tests';
+  const transfer = (callSid: string, to: string) =>
+    fetch(`${server.baseUrl}/v1/calls/${callSid}/transfer`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ to }),
+    });
+
+  it('refuses a transfer of a live call to a premium-rate number: nothing reaches the carrier API', async () => {
+    // Invariant: a transfer target the dial policy refuses is never sent to the carrier.
+    await start({}, { ADMIN_TOKEN: ADMIN });
+    const { callSid } = await placeCall();
+    const refused = await transfer(callSid, '+19002345678');
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe(
+      'CALLBRIDGE_DIAL_BLOCKED',
+    );
+    expect(api.requests.filter((r) => 'Twiml' in form(r))).toEqual([]);
+
+    const sent = await transfer(callSid, '+442071234567');
+    expect(sent.status).toBe(200);
+    const update = await api.waitFor((r) => 'Twiml' in form(r));
+    expect(form(update).Twiml).toContain('+442071234567');
+  });
+});
+
+describe('in-call transfers and the dial policy', () => {
+  it('never sends a transfer the policy refuses, even to a target the profile lists: the call goes back to the agent', async () => {
+    // Invariant: whatever asks for a transfer (agent function, fallback, operator), the leg refuses a
+    // number the dial policy refuses. The process refuses such a profile at start; this is the backstop.
+    await start({ transfer: { allow: ['+19002345678'] } });
+    const { conn } = await placeCall();
+    requestFunction(conn, 'transfer_call', { target: '+19002345678' });
+    expect((await functionResponse(conn, 'fc_1')).parsed.ok).toBe(true);
+    speak(conn, 1600, 'Connecting you now.');
+    const injected = await conn.waitFor('InjectAgentMessage');
+    expect(String(injected.message)).toMatch(/couldn't transfer you/);
+    expect(api.requests.filter((r) => 'Twiml' in form(r))).toEqual([]);
+  });
+});
+
 describe('HTTP functions', () => {
   it('posts a signed request the receiver can verify, and answers the agent with its reply', async () => {
     await start();

@@ -15,6 +15,7 @@ const LEVELS: readonly (readonly string[])[] = [
   ['admin', 'webhooks', 'outbound', 'fleet'],
   ['carriers'],
   ['call'],
+  ['trust'],
   ['agent', 'speech'],
   ['audio', 'store', 'config', 'metrics', 'log.ts', 'errors.ts', 'auth.ts', 'http-errors.ts'],
 ];

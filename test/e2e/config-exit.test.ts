@@ -54,6 +54,7 @@ async function startServer(env: Record<string, string>, stopWhenListening = fals
 describe('the server refuses to start on an invalid setting', () => {
   let dir: string;
   let badProfileDir: string;
+  let premiumTransferDir: string;
 
   beforeAll(() => {
     buildIfStale();
@@ -65,6 +66,13 @@ describe('the server refuses to start on an invalid setting', () => {
     const profile = JSON.parse(readFileSync(profilePath, 'utf8')) as Record<string, unknown>;
     profile.speak = { provider: { type: 'speech', version: 'v1', model: 'turn-kit-en' } };
     writeFileSync(profilePath, JSON.stringify(profile, null, 2));
+    // A copy whose default profile may transfer callers to a premium-rate number.
+    premiumTransferDir = join(dir, 'config-premium');
+    cpSync(join(ROOT, 'config'), premiumTransferDir, { recursive: true });
+    const premiumPath = join(premiumTransferDir, 'agents', 'default.json');
+    const premium = JSON.parse(readFileSync(premiumPath, 'utf8')) as Record<string, unknown>;
+    premium.transfer = { allow: ['+442071234567', '+19002345678'] };
+    writeFileSync(premiumPath, JSON.stringify(premium, null, 2));
   }, 60_000);
 
   afterAll(() => {
@@ -119,6 +127,23 @@ describe('the server refuses to start on an invalid setting', () => {
         env: () => ({ ADMIN_TOKEN: 'short-secret' }),
         names: /^ADMIN_TOKEN: must be at least 16 characters$/,
         secrets: ['short-secret'],
+      },
+      {
+        name: 'an unknown DIAL_BLOCKED_TYPES entry',
+        env: () => ({ DIAL_BLOCKED_TYPES: 'PREMIUM_RATE,EXPENSIVE' }),
+        names: /^DIAL_BLOCKED_TYPES: each entry must be one of PREMIUM_RATE, .*, got "EXPENSIVE"$/,
+      },
+      {
+        name: 'a FETCH_ALLOWED_HOSTS entry that is loopback in disguise',
+        env: () => ({ FETCH_ALLOWED_HOSTS: '0x7f000001' }),
+        names:
+          /^FETCH_ALLOWED_HOSTS: each entry must be a host name, an IP address or a CIDR, got "0x7f000001"$/,
+      },
+      {
+        name: 'a profile that may transfer to a premium-rate number',
+        env: () => ({ CONFIG_DIR: premiumTransferDir }),
+        names:
+          /^profile default: transfer\.allow\[1\]: \+19002345678 is a premium-rate number \(DIAL_BLOCKED_TYPES\), refused by the dial policy$/,
       },
       {
         name: 'a profile with speak version v1 and a turn- model',

@@ -16,7 +16,7 @@ import { profileFixture } from './rig.js';
 const context = { campaignTimezone: 'Europe/London', required: new Map<string, string[]>() };
 
 describe('phone numbers', () => {
-  it('takes E.164, or a national number with its country', () => {
+  it('takes E.164, or a national number with its country', async () => {
     expect(normalizePhone('+1 (212) 555-0142')).toEqual({
       ok: true,
       e164: '+12125550142',
@@ -31,7 +31,7 @@ describe('phone numbers', () => {
     expect(normalizePhone('+81 3-1234-5600')).toMatchObject({ ok: true, country: 'JP' });
   });
 
-  it('refuses what is not a number one can dial, saying why', () => {
+  it('refuses what is not a number one can dial, saying why', async () => {
     const reason = (raw: string, country?: string) => {
       const result = normalizePhone(raw, country);
       return result.ok ? 'ok' : result.reason;
@@ -51,7 +51,7 @@ describe('phone numbers', () => {
 });
 
 describe('time zones', () => {
-  it('accepts IANA names in their canonical spelling and refuses offsets and inventions', () => {
+  it('accepts IANA names in their canonical spelling and refuses offsets and inventions', async () => {
     expect(ianaZone('america/new_york')).toBe('America/New_York');
     expect(ianaZone('UTC')).toBe('UTC');
     expect(ianaZone('Mars/Olympus')).toBeNull();
@@ -61,7 +61,7 @@ describe('time zones', () => {
     expect(ianaZone('../../etc/passwd')).toBeNull();
   });
 
-  it('derives a zone from a one-zone country, from a US or Canadian area code, and gives none otherwise', () => {
+  it('derives a zone from a one-zone country, from a US or Canadian area code, and gives none otherwise', async () => {
     expect(zoneOfNumber('GB', '2079460958')).toBe('Europe/London');
     expect(zoneOfNumber('JP', '312345600')).toBe('Asia/Tokyo');
     expect(zoneOfNumber('US', '2125550142')).toBe('America/New_York');
@@ -80,7 +80,7 @@ describe('time zones', () => {
     expect(zoneOfNumber(null, '2125550142')).toBeNull();
   });
 
-  it('lists each NANP area code once, in a valid zone', () => {
+  it('lists each NANP area code once, in a valid zone', async () => {
     for (const code of ['212', '305', '404', '617', '713', '303', '702', '907', '808', '514', '403', '902']) {
       expect(ianaZone(nanpZone(`${code}5550100`) ?? '')).not.toBeNull();
     }
@@ -88,7 +88,7 @@ describe('time zones', () => {
 });
 
 describe('placeholders', () => {
-  it('finds names, renders values and refuses a placeholder with no value', () => {
+  it('finds names, renders values and refuses a placeholder with no value', async () => {
     expect(placeholders('Hi {{first_name}}, {{ first_name }} and {{plan}}; {{not valid}} {x}')).toEqual([
       'first_name',
       'plan',
@@ -101,7 +101,7 @@ describe('placeholders', () => {
     expect(renderTemplate('{{a}}', { a: '{{b}}', b: 'x' })).toBe('{{b}}');
   });
 
-  it('collects the placeholders of the prompt, greeting and voicemail with where each is used', () => {
+  it('collects the placeholders of the prompt, greeting and voicemail with where each is used', async () => {
     const required = requiredVariables(
       campaignSpecFixture({
         amd: { mode: 'voicemail', voicemail: { text: 'Hi {{first_name}}, call {{office}}' } },
@@ -120,7 +120,7 @@ describe('placeholders', () => {
 });
 
 describe('contacts from CSV', () => {
-  it('adds every good row with its variables and zone, and rejects the others with row and reason', () => {
+  it('adds every good row with its variables and zone, and rejects the others with row and reason', async () => {
     const csv = [
       'Phone,first_name,country,timezone,plan',
       '+12125550100,Ada,,,gold',
@@ -134,7 +134,7 @@ describe('contacts from CSV', () => {
       'line"',
       '',
     ].join('\n');
-    const result = contactsFromCsv(csv, context);
+    const result = await contactsFromCsv(csv, context);
     expect(result.rejected).toEqual([
       { row: 5, reason: 'duplicate of row 2' },
       { row: 6, reason: 'phone is not in E.164 (+ and the country code); add a country column' },
@@ -152,17 +152,20 @@ describe('contacts from CSV', () => {
     expect(result.contacts[4]!.variables).toEqual({ first_name: 'Quoted, with comma', plan: 'multi\nline' });
   });
 
-  it('reads semicolon-separated files and a byte-order mark', () => {
-    const result = contactsFromCsv('\uFEFFphone;name\r\n+12125550100;Ada\r\n', context);
+  it('reads semicolon-separated files and a byte-order mark', async () => {
+    const result = await contactsFromCsv('\uFEFFphone;name\r\n+12125550100;Ada\r\n', context);
     expect(result.contacts.map((c) => [c.phone, c.variables])).toEqual([['+12125550100', { name: 'Ada' }]]);
   });
 
-  it('refuses a row with no value for a placeholder the campaign uses', () => {
+  it('refuses a row with no value for a placeholder the campaign uses', async () => {
     const required = new Map([['first_name', ['greeting']]]);
-    const result = contactsFromCsv('phone,first_name\n+12125550100,Ada\n+12125550101,\n+12125550102, \n', {
-      ...context,
-      required,
-    });
+    const result = await contactsFromCsv(
+      'phone,first_name\n+12125550100,Ada\n+12125550101,\n+12125550102, \n',
+      {
+        ...context,
+        required,
+      },
+    );
     expect(result.contacts.map((c) => c.phone)).toEqual(['+12125550100']);
     expect(result.rejected).toEqual([
       { row: 3, reason: 'no value for {{first_name}} (used in the greeting)' },
@@ -190,24 +193,24 @@ describe('contacts from CSV', () => {
       `phone,${Array.from({ length: 60 }, (_, i) => `c${i}`).join(',')}\n`,
       'contacts CSV: more than 50 columns',
     ],
-  ])('refuses %s as a whole', (_, csv, message) => {
-    expect(() => contactsFromCsv(csv, context)).toThrow(message);
+  ])('refuses %s as a whole', async (_, csv, message) => {
+    await expect(contactsFromCsv(csv, context)).rejects.toThrow(message);
   });
 
-  it('refuses more rows than one upload takes', () => {
+  it('refuses more rows than one upload takes', async () => {
     const csv = `phone\n${'+12125550100\n'.repeat(50_001)}`;
-    expect(() => contactsFromCsv(csv, context)).toThrow('contacts CSV: more than 50000 rows');
+    await expect(contactsFromCsv(csv, context)).rejects.toThrow('contacts CSV: more than 50000 rows');
   });
 
-  it('refuses a value that is too long, naming the column', () => {
-    const result = contactsFromCsv(`phone,note\n+12125550100,${'x'.repeat(1_001)}\n`, context);
+  it('refuses a value that is too long, naming the column', async () => {
+    const result = await contactsFromCsv(`phone,note\n+12125550100,${'x'.repeat(1_001)}\n`, context);
     expect(result.rejected).toEqual([{ row: 2, reason: 'note is longer than 1000 characters' }]);
   });
 });
 
 describe('contacts from JSON', () => {
-  it('takes an array of objects, numbers and booleans as text, null as absent', () => {
-    const result = contactsFromJson(
+  it('takes an array of objects, numbers and booleans as text, null as absent', async () => {
+    const result = await contactsFromJson(
       [
         { phone: '+12125550100', first_name: 'Ada', vip: true, visits: 3, note: null },
         { Phone: '+12125550101' },
@@ -234,9 +237,9 @@ describe('contacts from JSON', () => {
     ]);
   });
 
-  it('refuses a body that is not an array', () => {
+  it('refuses a body that is not an array', async () => {
     for (const body of [{}, 'text', null, 3]) {
-      expect(() => contactsFromJson(body, context)).toThrow(
+      await expect(contactsFromJson(body, context)).rejects.toThrow(
         'contacts: the body must be a JSON array of objects, or text/csv',
       );
     }

@@ -5,7 +5,6 @@ import { campaignSpec } from '../../src/outbound/campaign-spec.js';
 import { CallerIdPool } from '../../src/outbound/caller-ids.js';
 import { classifyOriginateError } from '../../src/outbound/carrier-errors.js';
 import type { CallingWindow } from '../../src/store/campaign-records.js';
-import { safeCell } from '../../src/outbound/results-csv.js';
 import { nextStep } from '../../src/outbound/retry-policy.js';
 import { isWindowOpen, nextOpening, windowProblem } from '../../src/outbound/windows.js';
 import { answeredBy, calleeFor, expectedOutcome } from '../../src/sim/callee/plan.js';
@@ -304,16 +303,5 @@ describe('the simulated callee number plan', () => {
     expect(answeredBy(calleeFor('+12125550175'))).toBeNull();
     expect(expectedOutcome(calleeFor('+12125550150'), 'off')).toBe('completed');
     expect(calleeFor('+1').kind).toBe('unreachable');
-  });
-});
-
-describe('results cells', () => {
-  it('defuses what a spreadsheet would run as a formula, and leaves numbers alone', () => {
-    expect(safeCell('=HYPERLINK("http://x")')).toBe(`'=HYPERLINK("http://x")`);
-    expect(safeCell('@SUM(A1)')).toBe(`'@SUM(A1)`);
-    expect(safeCell('+cmd')).toBe(`'+cmd`);
-    expect(safeCell('-2+3')).toBe('-2+3');
-    expect(safeCell('+12125550100')).toBe('+12125550100');
-    expect(safeCell('Ada')).toBe('Ada');
   });
 });

@@ -67,3 +67,32 @@ describe('starting a campaign', () => {
     });
   });
 });
+
+describe('adding contacts', () => {
+  it('stores a large upload in batches, giving the event loop back between them, all rows accounted for', async () => {
+    // Invariant: one upload never holds the event loop for the whole store write.
+    rig = await dialerRig();
+    const order: string[] = [];
+    const store = Object.create(rig.store) as typeof rig.store;
+    store.addContacts = async (...args) => {
+      order.push(`batch of ${args[1].length}`);
+      if (order.length === 1) setImmediate(() => order.push('queued callback'));
+      return rig!.store.addContacts(...args);
+    };
+    const service = new CampaignService({
+      store,
+      profiles: { default: profileFixture() },
+      defaultProfile: 'default',
+      carriers: ['twilio'],
+      logger: pino({ level: 'silent' }),
+      clock: rig.clock,
+      dialer: rig.dialers[0]!,
+    });
+    const { id } = await service.create({ name: 'large' });
+    const phones = Array.from({ length: 250 }, (_, i) => `+1212555${String(i).padStart(4, '0')}`);
+    const added = await service.addContacts(id, { csv: `phone\n${phones.join('\n')}\n${phones[0]}\n` });
+    expect(added).toEqual({ added: 250, rejected: [{ row: 252, reason: 'duplicate of row 2' }] });
+    expect(order).toEqual(['batch of 100', 'queued callback', 'batch of 100', 'batch of 50']);
+    expect((await rig.store.contactTally(id)).callable).toBe(250);
+  });
+});
