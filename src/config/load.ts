@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { readPlivo } from './plivo.js';
+import { readRecordingStore } from './recording.js';
 import { readTelnyx } from './telnyx.js';
 import { selectAgent } from './agent-host.js';
 import { type Env, envError, envInt, envList, envOneOf, envString, envUrl } from './env.js';
@@ -87,6 +88,8 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
     max: 600_000,
   });
 
+  const recordings = readRecordingStore(env, dataDir);
+
   const regions = loadRegions(configDir, cwd);
   const agent = selectAgent(env, region, regions);
   const profiles = loadProfiles(configDir, cwd);
@@ -124,6 +127,7 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
     simulatedCalleeSpeedup,
     ...(simulatedCarrierApiUrl !== undefined ? { simulatedCarrierApiUrl } : {}),
     dialer: { failoverMs: dialerFailoverMs, lostDispatchGraceMs },
+    recordings,
     regions,
     profiles,
     numbers,

@@ -1,6 +1,7 @@
 // The validated configuration: a pure function of the environment and the config folder
 // (see load.ts). Everything downstream reads this, never process.env.
 import type { SpeechConfig } from './speech.js';
+import type { RecordingSettings, RecordingStoreConfig } from './recording.js';
 
 export const REGIONS = ['global', 'eu', 'au', 'in'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -95,6 +96,8 @@ export interface AgentProfile {
     transferTo?: string;
   };
   tags: string[];
+  /** Calls answered with this profile are recorded (docs/recordings.md); absent: not recorded. */
+  recording?: RecordingSettings;
 }
 
 export interface NumberRouting {
@@ -221,6 +224,8 @@ export interface Config {
   numbers: NumberRouting;
   /** Analysis and rendered prompts (`ANALYSIS`, config/prompts.json); absent means both off. */
   speech?: SpeechConfig;
+  /** Where call recordings are kept (`RECORDING_STORE`); absent: the file store under `dataDir`. */
+  recordings?: RecordingStoreConfig;
 }
 
 /** Vonage (docs/protocols/vonage.md): REST needs the application and its key, webhooks the secret. */

@@ -1,0 +1,273 @@
+// The recorder of one call (docs/recordings.md): two channels on one clock from the stream's start,
+// left the caller's frames, right what the caller heard (agent audio from when it plays, prompts
+// and voicemails included, the rest of a reply cut by a barge-in left out). Nothing sent or heard
+// is silence, and a pause writes silence on both. It listens to the call and never blocks it:
+// audio is placed in two channel buffers, and a timer writes the stretch behind the present to the
+// store, so memory follows how far ahead audio is queued, not how long the call is.
+import type { AudioEncoding } from '../audio/format.js';
+import { decodeAudio } from '../audio/codec.js';
+import type { Clock, ClockTimer } from '../call/clock.js';
+import { ChannelBuffer } from './channel-buffer.js';
+import type { RecordingUpload } from './store.js';
+import { BYTES_PER_FRAME, WAV_HEADER_BYTES, wavHeader } from './wav-header.js';
+
+export type RecordingState = 'recording' | 'paused' | 'ready' | 'failed';
+
+export interface RecordingPause {
+  /** Since the stream started. */
+  atMs: number;
+  durationMs: number;
+}
+
+/** What the call record keeps of its recording. */
+export interface RecordingSummary {
+  state: RecordingState;
+  durationMs: number;
+  /** The file's size, header included. */
+  bytes: number;
+  pauses: RecordingPause[];
+}
+
+export interface RecorderOptions {
+  encoding: AudioEncoding;
+  sampleRate: number;
+  upload: RecordingUpload;
+  clock: Clock;
+  /** How often what lies behind the present is written (and so, at most, what a crash loses). */
+  writeEveryMs?: number;
+  /** How far behind the present writing stays, so caller frames arriving late still find their place. */
+  holdMs?: number;
+  /** Agent audio queued further ahead than this is not kept. */
+  maxAheadMs?: number;
+  /** Bytes waiting on the store past which the recording gives up rather than grow. */
+  maxPendingBytes?: number;
+  /** The recording gave up (the store failed or fell behind); the call goes on. */
+  onFailed?(reason: string): void;
+}
+
+const DEFAULTS = {
+  writeEveryMs: 1_000,
+  holdMs: 500,
+  maxAheadMs: 120_000,
+  maxPendingBytes: 16 * 1024 * 1024,
+} as const;
+
+/** A gap in the caller's frames longer than this is a gap (the carrier sent nothing), not jitter. */
+const CALLER_GAP_MS = 200;
+
+export class CallRecorder {
+  #state: RecordingState = 'recording';
+  readonly #upload: RecordingUpload;
+  readonly #clock: Clock;
+  readonly #encoding: AudioEncoding;
+  readonly #rate: number;
+  readonly #startMs: number;
+  readonly #writeEveryMs: number;
+  readonly #holdSamples: number;
+  readonly #gapSamples: number;
+  readonly #maxPendingBytes: number;
+  readonly #onFailed: (reason: string) => void;
+  readonly #left: ChannelBuffer;
+  readonly #right: ChannelBuffer;
+  /** Where the caller's next frame goes. */
+  #leftNext = 0;
+  /** Where the agent audio queued at the carrier ends. */
+  #rightEnd = 0;
+  /** Samples (per channel) written to the store. */
+  #written = 0;
+  /** Paused stretches not yet written past, in positions; `end` null while the pause lasts. */
+  #silenced: Array<{ start: number; end: number | null }> = [];
+  readonly #pauses: RecordingPause[] = [];
+  #pausedAtMs: number | null = null;
+  #timer: ClockTimer | null = null;
+  #ended: Promise<RecordingSummary> | null = null;
+  /** `finish` began: no more audio is taken. */
+  #finishing = false;
+
+  constructor(opts: RecorderOptions) {
+    this.#upload = opts.upload;
+    this.#clock = opts.clock;
+    this.#encoding = opts.encoding;
+    this.#rate = opts.sampleRate;
+    this.#startMs = opts.clock.now();
+    this.#writeEveryMs = opts.writeEveryMs ?? DEFAULTS.writeEveryMs;
+    this.#holdSamples = this.#samplesIn(opts.holdMs ?? DEFAULTS.holdMs);
+    this.#gapSamples = this.#samplesIn(CALLER_GAP_MS);
+    this.#maxPendingBytes = opts.maxPendingBytes ?? DEFAULTS.maxPendingBytes;
+    this.#onFailed = opts.onFailed ?? (() => {});
+    const ahead = this.#samplesIn(opts.maxAheadMs ?? DEFAULTS.maxAheadMs);
+    this.#left = new ChannelBuffer(ahead);
+    this.#right = new ChannelBuffer(ahead);
+    this.#upload.write(wavHeader(this.#rate, null));
+    this.#schedule();
+  }
+
+  get state(): RecordingState {
+    return this.#state;
+  }
+
+  /** A frame from the caller, as the carrier sent it. */
+  callerAudio(payload: Buffer): void {
+    if (!this.#accepting()) return;
+    const samples = decodeAudio(payload, this.#encoding);
+    const now = this.#now();
+    // A frame ends about when it arrives; one arriving after a real gap starts after silence.
+    const startsAt = now - samples.length;
+    let at = Math.max(this.#leftNext, this.#left.base);
+    if (startsAt > at + this.#gapSamples) at = startsAt;
+    this.#left.put(at, samples);
+    this.#leftNext = at + samples.length;
+  }
+
+  /** Audio sent to the caller now: it plays after what the carrier already holds. */
+  heard(audio: Buffer): void {
+    if (!this.#accepting()) return;
+    const samples = decodeAudio(audio, this.#encoding);
+    const at = Math.max(this.#now(), this.#rightEnd, this.#right.base);
+    this.#right.put(at, samples);
+    this.#rightEnd = at + samples.length;
+  }
+
+  /** The carrier dropped what it held (a barge-in): what had not played yet was never heard. */
+  cleared(): void {
+    if (!this.#accepting()) return;
+    const now = this.#now();
+    this.#right.cut(now);
+    this.#rightEnd = Math.min(this.#rightEnd, now);
+  }
+
+  /** Silence on both channels from now until `resume`; false when not recording. */
+  pause(): boolean {
+    if (this.#state !== 'recording' || this.#finishing) return false;
+    this.#state = 'paused';
+    this.#pausedAtMs = this.#clock.now();
+    this.#silenced.push({ start: this.#now(), end: null });
+    return true;
+  }
+
+  /** Records again; false when not paused. */
+  resume(): boolean {
+    if (this.#state !== 'paused' || this.#finishing) return false;
+    this.#state = 'recording';
+    this.#closePause();
+    return true;
+  }
+
+  summary(): RecordingSummary {
+    const dataBytes = this.#written * BYTES_PER_FRAME;
+    return {
+      state: this.#state,
+      durationMs: Math.round((this.#written * 1000) / this.#rate),
+      bytes: WAV_HEADER_BYTES + dataBytes,
+      pauses: this.#pauses.map((pause) => ({ ...pause })),
+    };
+  }
+
+  /**
+   * The call ended: everything up to now (and every caller frame received) is written, the header
+   * gets its final sizes and the store completes the file. Resolves with the summary; never rejects.
+   */
+  finish(): Promise<RecordingSummary> {
+    this.#ended ??= this.#finish();
+    return this.#ended;
+  }
+
+  async #finish(): Promise<RecordingSummary> {
+    this.#finishing = true;
+    this.#stopTimer();
+    if (this.#state === 'failed') return this.summary();
+    if (this.#state === 'paused') this.#closePause();
+    const now = this.#now();
+    // Audio still queued at the carrier when the call ended never played.
+    this.#right.cut(now);
+    this.#write(Math.max(now, this.#leftNext));
+    if (this.#live()) {
+      try {
+        await this.#upload.end();
+        this.#state = 'ready';
+      } catch (err) {
+        this.#fail(`the store did not complete the recording: ${(err as Error).message}`);
+      }
+    }
+    return this.summary();
+  }
+
+  #live(): boolean {
+    return this.#state === 'recording' || this.#state === 'paused';
+  }
+
+  #accepting(): boolean {
+    return this.#live() && !this.#finishing;
+  }
+
+  #closePause(): void {
+    const started = this.#pausedAtMs ?? this.#clock.now();
+    this.#pausedAtMs = null;
+    const open = this.#silenced.at(-1);
+    if (open && open.end === null) open.end = this.#now();
+    this.#pauses.push({
+      atMs: Math.round(started - this.#startMs),
+      durationMs: Math.round(this.#clock.now() - started),
+    });
+  }
+
+  /** Writes both channels, interleaved, from what is written up to position `upTo`. */
+  #write(upTo: number): void {
+    const count = upTo - this.#written;
+    if (count <= 0 || !this.#live()) return;
+    const left = new Int16Array(count);
+    const right = new Int16Array(count);
+    this.#left.take(upTo, left);
+    this.#right.take(upTo, right);
+    this.#leftNext = Math.max(this.#leftNext, upTo);
+    this.#rightEnd = Math.max(this.#rightEnd, upTo);
+    for (const stretch of this.#silenced) {
+      const from = Math.max(stretch.start, this.#written) - this.#written;
+      const to = Math.min(stretch.end ?? upTo, upTo) - this.#written;
+      if (to <= from) continue;
+      left.fill(0, from, to);
+      right.fill(0, from, to);
+    }
+    this.#silenced = this.#silenced.filter((stretch) => stretch.end === null || stretch.end > upTo);
+    const bytes = Buffer.allocUnsafe(count * BYTES_PER_FRAME);
+    for (let i = 0; i < count; i++) {
+      bytes.writeInt16LE(left[i]!, i * BYTES_PER_FRAME);
+      bytes.writeInt16LE(right[i]!, i * BYTES_PER_FRAME + 2);
+    }
+    this.#written = upTo;
+    this.#upload.write(bytes);
+    this.#upload.rewriteStart(wavHeader(this.#rate, this.#written * BYTES_PER_FRAME));
+    if (this.#upload.pendingBytes > this.#maxPendingBytes) {
+      this.#fail('the store fell behind the call');
+    }
+  }
+
+  #fail(reason: string): void {
+    this.#state = 'failed';
+    this.#stopTimer();
+    void this.#upload.abort();
+    this.#onFailed(reason);
+  }
+
+  #schedule(): void {
+    this.#timer = this.#clock.setTimeout(() => {
+      this.#timer = null;
+      this.#write(this.#now() - this.#holdSamples);
+      if (this.#live()) this.#schedule();
+    }, this.#writeEveryMs);
+  }
+
+  #stopTimer(): void {
+    if (this.#timer !== null) this.#clock.clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  /** The present as a position: samples since the stream started. */
+  #now(): number {
+    return this.#samplesIn(this.#clock.now() - this.#startMs);
+  }
+
+  #samplesIn(ms: number): number {
+    return Math.floor((ms * this.#rate) / 1000);
+  }
+}
