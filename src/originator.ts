@@ -5,6 +5,7 @@
 import type { CarrierCallState } from './carriers/call-status.js';
 import type { CallPlacer } from './carriers/placer.js';
 import { type OutboundAmd, type OutboundContext, sealOutboundContext } from './call/outbound-context.js';
+import type { RecordingSettings } from './config/recording.js';
 import { BadRequestError } from './errors.js';
 import type { CarrierCallStatus, OriginateRequest, Originator } from './outbound/ports.js';
 import { parseAttemptId } from './store/campaign-records.js';
@@ -18,6 +19,8 @@ export interface OutboundCall {
   profile: string;
   variables: Record<string, string>;
   amd: OutboundAmd | null;
+  /** Recording asked for by the call or its campaign; null: as the profile says. */
+  recording: RecordingSettings | null;
   attemptId: string | null;
   campaignId: string | null;
   contact: number | null;
@@ -81,6 +84,7 @@ export function composeOriginator(placers: readonly CallPlacer[], secret: string
       profile: call.profile,
       variables: call.variables,
       amd: call.amd,
+      ...(call.recording !== null ? { recording: call.recording } : {}),
     };
     const sealed = sealOutboundContext(secret, context);
     const { callSid } = await placer.place({
@@ -101,6 +105,7 @@ export function composeOriginator(placers: readonly CallPlacer[], secret: string
         profile: request.profile,
         variables: { ...request.variables },
         amd: request.amd,
+        recording: request.recording ?? null,
         attemptId: request.context,
         campaignId: request.campaignId,
         contact: parseAttemptId(request.context)?.contactSeq ?? null,

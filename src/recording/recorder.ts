@@ -54,6 +54,8 @@ const DEFAULTS = {
 
 /** A gap in the caller's frames longer than this is a gap (the carrier sent nothing), not jitter. */
 const CALLER_GAP_MS = 200;
+/** Agent audio starting this close after the queued audio ends continues it. */
+const FOLLOWS_SAMPLES = 2;
 
 export class CallRecorder {
   #state: RecordingState = 'recording';
@@ -106,34 +108,36 @@ export class CallRecorder {
     return this.#state;
   }
 
-  /** A frame from the caller, as the carrier sent it. */
-  callerAudio(payload: Buffer): void {
+  /** A frame from the caller, as the carrier sent it, arrived `atMs` after the call started. */
+  callerFrame(payload: Buffer, atMs: number): void {
     if (!this.#accepting()) return;
     const samples = decodeAudio(payload, this.#encoding);
-    const now = this.#now();
     // A frame ends about when it arrives; one arriving after a real gap starts after silence.
-    const startsAt = now - samples.length;
+    const startsAt = this.#samplesIn(atMs) - samples.length;
     let at = Math.max(this.#leftNext, this.#left.base);
     if (startsAt > at + this.#gapSamples) at = startsAt;
     this.#left.put(at, samples);
     this.#leftNext = at + samples.length;
   }
 
-  /** Audio sent to the caller now: it plays after what the carrier already holds. */
-  heard(audio: Buffer): void {
+  /** Audio sent toward the caller, starting to play `atMs` after the call started. */
+  played(payload: Buffer, atMs: number): void {
     if (!this.#accepting()) return;
-    const samples = decodeAudio(audio, this.#encoding);
-    const at = Math.max(this.#now(), this.#rightEnd, this.#right.base);
+    const samples = decodeAudio(payload, this.#encoding);
+    const starts = this.#samplesIn(atMs);
+    // Audio that follows what is queued follows it sample for sample (no rounding gap or overlap).
+    const at =
+      starts <= this.#rightEnd + FOLLOWS_SAMPLES ? Math.max(this.#rightEnd, this.#right.base) : starts;
     this.#right.put(at, samples);
     this.#rightEnd = at + samples.length;
   }
 
-  /** The carrier dropped what it held (a barge-in): what had not played yet was never heard. */
-  cleared(): void {
+  /** A barge-in: the carrier dropped what was to play after `atMs`; the caller never heard it. */
+  truncated(atMs: number): void {
     if (!this.#accepting()) return;
-    const now = this.#now();
-    this.#right.cut(now);
-    this.#rightEnd = Math.min(this.#rightEnd, now);
+    const at = Math.max(this.#samplesIn(atMs), this.#right.base);
+    this.#right.cut(at);
+    this.#rightEnd = Math.min(this.#rightEnd, at);
   }
 
   /** Silence on both channels from now until `resume`; false when not recording. */

@@ -12,6 +12,9 @@ const RATE = 8000;
 const FRAME = 160; // 20 ms of μ-law 8 kHz
 
 let upload: MemoryUpload;
+/** The fake clock's time when the recorder started: times given to it are since then. */
+let startedAt: number;
+const at = () => performance.now() - startedAt;
 
 /** μ-law bytes that decode to non-zero, distinct samples. */
 function tone(bytes: number, seed: number): Buffer {
@@ -19,6 +22,7 @@ function tone(bytes: number, seed: number): Buffer {
 }
 
 function recorder(opts: { maxPendingBytes?: number; onFailed?: (reason: string) => void } = {}) {
+  startedAt = performance.now();
   return new CallRecorder({ encoding: 'mulaw', sampleRate: RATE, upload, clock: realClock, ...opts });
 }
 
@@ -29,7 +33,7 @@ function callerSpeaks(rec: CallRecorder, ms: number, seed: number): Buffer[] {
     vi.advanceTimersByTime(20);
     const frame = tone(FRAME, seed + t);
     frames.push(frame);
-    rec.callerAudio(frame);
+    rec.callerFrame(frame, at());
   }
   return frames;
 }
@@ -64,9 +68,9 @@ describe('the two channels', () => {
     callerSpeaks(rec, 500, 1);
     const first = tone(8000, 2); // one second
     const second = tone(4000, 3);
-    rec.heard(first); // at 500 ms: plays 500–1500 ms
+    rec.played(first, at()); // at 500 ms: plays 500–1500 ms
     callerSpeaks(rec, 200, 4);
-    rec.heard(second); // at 700 ms, queued behind the first: plays 1500–2000 ms
+    rec.played(second, 1500); // sent at 700 ms, queued behind the first: plays 1500–2000 ms
     callerSpeaks(rec, 2000, 5);
     await rec.finish();
     const { right } = readStereoWav(upload.file());
@@ -79,9 +83,9 @@ describe('the two channels', () => {
   it('leaves out what a barge-in kept from playing', async () => {
     const rec = recorder();
     const reply = tone(16000, 6); // two seconds, sent at once
-    rec.heard(reply);
+    rec.played(reply, at());
     callerSpeaks(rec, 800, 7);
-    rec.cleared(); // at 800 ms: the carrier drops the rest
+    rec.truncated(at()); // at 800 ms: the carrier drops the rest
     callerSpeaks(rec, 2000, 8);
     await rec.finish();
     const { right } = readStereoWav(upload.file());
@@ -105,7 +109,7 @@ describe('the two channels', () => {
 describe('pauses', () => {
   it('writes a pause as silence on both channels and lists it', async () => {
     const rec = recorder();
-    rec.heard(tone(8000 * 4, 11)); // the agent speaks for four seconds
+    rec.played(tone(8000 * 4, 11), at()); // the agent speaks for four seconds
     const first = callerSpeaks(rec, 1000, 12);
     expect(rec.pause()).toBe(true);
     expect(rec.pause()).toBe(false);
@@ -160,6 +164,6 @@ describe('writing while the call runs', () => {
     expect(upload.aborted).toBe(true);
     const summary = await rec.finish();
     expect(summary.state).toBe('failed');
-    rec.callerAudio(tone(FRAME, 1)); // ignored, no throw
+    rec.callerFrame(tone(FRAME, 1), at()); // ignored, no throw
   });
 });
