@@ -373,6 +373,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     pending: state.pending,
     prompts: (kind, format, opts) => prompts.promptAudio(kind, format, opts),
     voicemailRecordings: (url, format) => voicemailRecordings.get(url, format),
+    recordCall: (call) => recordings.recordCall(call),
     saveRecord: (record: CallRecord) => {
       saveRecord(record);
       outboundReports.callRecorded(record);

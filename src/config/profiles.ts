@@ -11,7 +11,7 @@ import type { AgentProfile, HttpFunction, SpeakProvider, SpeakSpec, ThinkSpec } 
 import { checkUrl, ENDPOINT_URL } from './urls.js';
 
 /** Client-side functions callbridge provides itself; a profile may not redefine them. */
-const BUILTIN_FUNCTIONS = ['end_call', 'transfer_call'];
+const BUILTIN_FUNCTIONS = ['end_call', 'transfer_call', 'pause_recording', 'resume_recording'];
 const FUNCTION_URL_RULE = ENDPOINT_URL(['http', 'https']);
 
 export const PROFILE_DEFAULTS = {

@@ -431,7 +431,7 @@ function campaignMetrics(r: Registry[]) {
     }),
     recordingFailures: new Counter({
       name: 'callbridge_recording_failures_total',
-      help: 'Recording failures, by store and stage (begin, write, complete, serve, delete, retention).',
+      help: 'Recording failures, by store and stage (begin, write, abandoned: no consent played, complete, retention).',
       labelNames: ['store', 'stage'],
       registers: r,
     }),

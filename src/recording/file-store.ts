@@ -32,7 +32,10 @@ class FileUpload implements RecordingUpload {
   #chain: Promise<FileHandle | null>;
   #closed = false;
 
-  constructor(path: string) {
+  constructor(
+    readonly path: string,
+    readonly metaPath: string,
+  ) {
     this.#chain = open(path, 'w', FILE_MODE).catch((err: Error) => {
       this.#failed = err;
       return null;
@@ -62,10 +65,13 @@ class FileUpload implements RecordingUpload {
     if (this.#failed) throw this.#failed;
   }
 
+  /** Gives up: the file and its expiry are removed (a recording that failed is not kept). */
   async abort(): Promise<void> {
     this.#closed = true;
     const handle = await this.#chain;
     await handle?.close().catch(() => {});
+    await unlink(this.path).catch(() => {});
+    await unlink(this.metaPath).catch(() => {});
   }
 
   #queue(bytes: Buffer, position: number): void {
@@ -96,7 +102,7 @@ export class FileRecordingStore implements RecordingStore {
     this.#check(callSid);
     // The expiry goes first: a recording is never kept without one.
     void writeFile(this.#meta(callSid), JSON.stringify({ expiresAtMs }), { mode: FILE_MODE }).catch(() => {});
-    return new FileUpload(this.#wav(callSid));
+    return new FileUpload(this.#wav(callSid), this.#meta(callSid));
   }
 
   async size(callSid: string): Promise<number | null> {

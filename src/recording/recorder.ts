@@ -41,8 +41,8 @@ export interface RecorderOptions {
   maxAheadMs?: number;
   /** Bytes waiting on the store past which the recording gives up rather than grow. */
   maxPendingBytes?: number;
-  /** The recording gave up (the store failed or fell behind); the call goes on. */
-  onFailed?(reason: string): void;
+  /** The recording gave up (the store failed or fell behind, or it was abandoned); the call goes on. */
+  onFailed?(reason: string, stage: 'write' | 'abandoned'): void;
 }
 
 const DEFAULTS = {
@@ -68,7 +68,7 @@ export class CallRecorder {
   readonly #holdSamples: number;
   readonly #gapSamples: number;
   readonly #maxPendingBytes: number;
-  readonly #onFailed: (reason: string) => void;
+  readonly #onFailed: (reason: string, stage: 'write' | 'abandoned') => void;
   readonly #left: ChannelBuffer;
   readonly #right: ChannelBuffer;
   /** Where the caller's next frame goes. */
@@ -155,6 +155,11 @@ export class CallRecorder {
     this.#state = 'recording';
     this.#closePause();
     return true;
+  }
+
+  /** Gives the recording up (its consent could not be played): nothing more is kept. */
+  abandon(reason: string): void {
+    if (this.#live() && !this.#finishing) this.#fail(reason, 'abandoned');
   }
 
   summary(): RecordingSummary {
@@ -246,11 +251,11 @@ export class CallRecorder {
     }
   }
 
-  #fail(reason: string): void {
+  #fail(reason: string, stage: 'write' | 'abandoned' = 'write'): void {
     this.#state = 'failed';
     this.#stopTimer();
     void this.#upload.abort();
-    this.#onFailed(reason);
+    this.#onFailed(reason, stage);
   }
 
   #schedule(): void {

@@ -3,7 +3,10 @@
 // `retentionDays` (docs/recordings.md).
 import type { Logger } from 'pino';
 import type { MediaFormat } from '../audio/format.js';
-import type { Clock } from '../call/clock.js';
+import type { CallAudioListener } from '../call/audio-listener.js';
+import { type Clock, realClock } from '../call/clock.js';
+import type { CallRecordingPort, RecordingControlResult } from '../call/recording-port.js';
+import type { AgentProfile } from '../config/types.js';
 import type { RecordingSettings } from '../config/recording.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { CallRecorder, type RecordingSummary } from './recorder.js';
@@ -12,7 +15,7 @@ import type { RecordingStore } from './store.js';
 const DAY_MS = 86_400_000;
 
 /** What became of a pause or resume: done, already so, or the call is not recorded here. */
-export type RecordingControlResult = 'done' | 'unchanged' | 'not_recorded';
+export type { RecordingControlResult };
 /** Expired recordings removed per sweep; the next sweep takes the rest. */
 const SWEEP_BATCH = 500;
 export const DEFAULT_SWEEP_EVERY_MS = 3_600_000;
@@ -23,6 +26,8 @@ export interface RecordingsOptions {
   logger: Logger;
   /** Wall-clock milliseconds, for retention. */
   now?: () => number;
+  /** The calls' clock (the process clock unless a test gives its own). */
+  clock?: Clock;
 }
 
 export class Recordings {
@@ -30,6 +35,7 @@ export class Recordings {
   readonly #metrics: Metrics;
   readonly #logger: Logger;
   readonly #now: () => number;
+  readonly #clock: Clock;
   #sweeper: NodeJS.Timeout | null = null;
   /** The sweep under way, if any: one at a time. */
   #sweeping: Promise<string[]> | null = null;
@@ -41,6 +47,30 @@ export class Recordings {
     this.#metrics = opts.metrics;
     this.#logger = opts.logger;
     this.#now = opts.now ?? Date.now;
+    this.#clock = opts.clock ?? realClock;
+  }
+
+  /**
+   * The recorder (an audio listener) and the recording port of a call whose profile asks for a
+   * recording (the call's or campaign's settings are already in it); null when it is not recorded.
+   */
+  recordCall(call: {
+    callSid: string;
+    mediaFormat: MediaFormat;
+    profile: AgentProfile;
+  }): { listener: CallAudioListener; port: CallRecordingPort } | null {
+    const settings = call.profile.recording;
+    if (!settings?.enabled) return null;
+    const recorder = this.start(call.callSid, call.mediaFormat, settings, this.#clock);
+    if (!recorder) return null;
+    return {
+      listener: recorder,
+      port: {
+        consent: settings.consent,
+        control: (action) => this.control(call.callSid, action),
+        abandon: (reason) => recorder.abandon(reason),
+      },
+    };
   }
 
   /** Starts recording a call; null when the store will not take it (the call goes on unrecorded). */
@@ -64,8 +94,8 @@ export class Recordings {
       sampleRate: format.sampleRate,
       upload,
       clock,
-      onFailed: (reason) => {
-        this.#metrics.recordingFailures.inc({ store: kind, stage: 'write' });
+      onFailed: (reason, stage) => {
+        this.#metrics.recordingFailures.inc({ store: kind, stage });
         this.#logger.warn({ callSid, reason }, 'recording given up; the call goes on');
       },
     });
