@@ -196,7 +196,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const recordings =
     deps.recordings ??
     new Recordings({
-      store: openRecordingStore(
+      store: await openRecordingStore(
         config.recordings ?? { kind: 'file', dir: join(config.dataDir, 'recordings') },
       ),
       metrics,
