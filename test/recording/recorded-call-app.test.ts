@@ -133,3 +133,44 @@ it('stores the call in the bucket while it runs, serves it, records it and annou
   const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
   expect(metrics).toMatch(/callbridge_recordings_total\{[^}]*store="s3"[^}]*outcome="ready"[^}]*\} 1/);
 });
+
+it('pauses and resumes a live call by the admin API, and lists the pause in the record', async () => {
+  const callSid = newCallSid();
+  const answer = await voiceWebhook(server.baseUrl, {
+    CallSid: callSid,
+    From: '+15005550006',
+    To: '+15005550001',
+  });
+  const carrier = await openMediaStream(answer.streamUrl, { callSid });
+  carrier.start(answer.parameters);
+  const conn = await agent.nextConnection();
+  await conn.waitFor('Settings');
+  conn.send({ type: 'SettingsApplied' });
+  const control = async (action: string) => {
+    const res = await fetch(`${server.baseUrl}/v1/calls/${callSid}/recording/${action}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  expect(await control('resume')).toMatchObject({ status: 409 });
+  expect(await control('pause')).toEqual({
+    status: 200,
+    body: { callSid, instance: server.config.instanceId, recording: 'paused' },
+  });
+  const again = await control('pause');
+  expect(again.status).toBe(409);
+  expect((again.body.error as { message: string }).message).toBe("the call's recording is already paused");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(await control('resume')).toMatchObject({ status: 200, body: { recording: 'recording' } });
+  carrier.stop();
+  await carrier.closed;
+
+  let record = await server.store.getCallRecord(callSid);
+  for (let i = 0; i < 200 && !record?.recording; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    record = await server.store.getCallRecord(callSid);
+  }
+  expect(record?.recording?.pauses).toEqual([{ atMs: expect.any(Number), durationMs: expect.any(Number) }]);
+  expect(record!.recording!.pauses[0]!.durationMs).toBeGreaterThanOrEqual(100);
+});
