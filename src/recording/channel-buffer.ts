@@ -49,6 +49,28 @@ export class ChannelBuffer {
     return samples.length - to;
   }
 
+  /**
+   * Places G.711 bytes from `position` on, each decoded through `table` (its 256 samples), without
+   * an intermediate array: this runs for every frame of a recorded call. Same clipping as `put`.
+   */
+  putBytes(position: number, bytes: Uint8Array, table: Int16Array): number {
+    let from = 0;
+    let at = position;
+    if (at < this.#base) {
+      from = this.#base - at;
+      at = this.#base;
+    }
+    const limit = this.#base + this.maxAhead;
+    const to = Math.min(bytes.length, from + Math.max(0, limit - at));
+    if (to <= from) return bytes.length - from;
+    const offset = at - this.#base - from;
+    this.#ensure(offset + to);
+    const samples = this.#samples;
+    for (let i = from; i < to; i++) samples[offset + i] = table[bytes[i]!]!;
+    this.#end = Math.max(this.#end, at + (to - from));
+    return bytes.length - to;
+  }
+
   /** Silences everything from `position` on (audio the caller will not hear after all). */
   cut(position: number): void {
     const at = Math.max(position, this.#base);

@@ -5,7 +5,8 @@
 // audio is placed in two channel buffers, and a timer writes the stretch behind the present to the
 // store, so memory follows how far ahead audio is queued, not how long the call is.
 import type { AudioEncoding } from '../audio/format.js';
-import { decodeAudio } from '../audio/codec.js';
+import { endianness } from 'node:os';
+import { decodeAlaw, decodeLinear16, decodeMulaw } from '../audio/codec.js';
 import type { Clock, ClockTimer } from '../call/clock.js';
 import { ChannelBuffer } from './channel-buffer.js';
 import type { RecordingUpload } from './store.js';
@@ -52,6 +53,12 @@ const DEFAULTS = {
   maxPendingBytes: 16 * 1024 * 1024,
 } as const;
 
+/** The 256 samples of each G.711 byte, decoded once. */
+const ALL_BYTES = Uint8Array.from({ length: 256 }, (_, i) => i);
+const TABLES = { mulaw: decodeMulaw(ALL_BYTES), alaw: decodeAlaw(ALL_BYTES) } as const;
+/** WAV is little-endian: on such a machine interleaved samples are the file's bytes as they are. */
+const LITTLE_ENDIAN = endianness() === 'LE';
+
 /** A gap in the caller's frames longer than this is a gap (the carrier sent nothing), not jitter. */
 const CALLER_GAP_MS = 200;
 /** Agent audio starting this close after the queued audio ends continues it. */
@@ -61,7 +68,8 @@ export class CallRecorder {
   #state: RecordingState = 'recording';
   readonly #upload: RecordingUpload;
   readonly #clock: Clock;
-  readonly #encoding: AudioEncoding;
+  /** G.711's decoding table; null for 16-bit PCM. */
+  readonly #table: Int16Array | null;
   readonly #rate: number;
   readonly #startMs: number;
   readonly #writeEveryMs: number;
@@ -89,7 +97,7 @@ export class CallRecorder {
   constructor(opts: RecorderOptions) {
     this.#upload = opts.upload;
     this.#clock = opts.clock;
-    this.#encoding = opts.encoding;
+    this.#table = opts.encoding === 'linear16' ? null : TABLES[opts.encoding];
     this.#rate = opts.sampleRate;
     this.#startMs = opts.clock.now();
     this.#writeEveryMs = opts.writeEveryMs ?? DEFAULTS.writeEveryMs;
@@ -111,25 +119,25 @@ export class CallRecorder {
   /** A frame from the caller, as the carrier sent it, arrived `atMs` after the call started. */
   callerFrame(payload: Buffer, atMs: number): void {
     if (!this.#accepting()) return;
-    const samples = decodeAudio(payload, this.#encoding);
+    const count = this.#sampleCount(payload);
     // A frame ends about when it arrives; one arriving after a real gap starts after silence.
-    const startsAt = this.#samplesIn(atMs) - samples.length;
+    const startsAt = this.#samplesIn(atMs) - count;
     let at = Math.max(this.#leftNext, this.#left.base);
     if (startsAt > at + this.#gapSamples) at = startsAt;
-    this.#left.put(at, samples);
-    this.#leftNext = at + samples.length;
+    this.#place(this.#left, at, payload);
+    this.#leftNext = at + count;
   }
 
   /** Audio sent toward the caller, starting to play `atMs` after the call started. */
   played(payload: Buffer, atMs: number): void {
     if (!this.#accepting()) return;
-    const samples = decodeAudio(payload, this.#encoding);
+    const count = this.#sampleCount(payload);
     const starts = this.#samplesIn(atMs);
     // Audio that follows what is queued follows it sample for sample (no rounding gap or overlap).
     const at =
       starts <= this.#rightEnd + FOLLOWS_SAMPLES ? Math.max(this.#rightEnd, this.#right.base) : starts;
-    this.#right.put(at, samples);
-    this.#rightEnd = at + samples.length;
+    this.#place(this.#right, at, payload);
+    this.#rightEnd = at + count;
   }
 
   /** A barge-in: the carrier dropped what was to play after `atMs`; the caller never heard it. */
@@ -238,11 +246,7 @@ export class CallRecorder {
       right.fill(0, from, to);
     }
     this.#silenced = this.#silenced.filter((stretch) => stretch.end === null || stretch.end > upTo);
-    const bytes = Buffer.allocUnsafe(count * BYTES_PER_FRAME);
-    for (let i = 0; i < count; i++) {
-      bytes.writeInt16LE(left[i]!, i * BYTES_PER_FRAME);
-      bytes.writeInt16LE(right[i]!, i * BYTES_PER_FRAME + 2);
-    }
+    const bytes = interleave(left, right);
     this.#written = upTo;
     this.#upload.write(bytes);
     this.#upload.rewriteStart(wavHeader(this.#rate, this.#written * BYTES_PER_FRAME));
@@ -271,6 +275,15 @@ export class CallRecorder {
     this.#timer = null;
   }
 
+  #sampleCount(payload: Buffer): number {
+    return this.#table === null ? payload.length >> 1 : payload.length;
+  }
+
+  #place(channel: ChannelBuffer, at: number, payload: Buffer): void {
+    if (this.#table === null) channel.put(at, decodeLinear16(payload));
+    else channel.putBytes(at, payload, this.#table);
+  }
+
   /** The present as a position: samples since the stream started. */
   #now(): number {
     return this.#samplesIn(this.#clock.now() - this.#startMs);
@@ -279,4 +292,23 @@ export class CallRecorder {
   #samplesIn(ms: number): number {
     return Math.floor((ms * this.#rate) / 1000);
   }
+}
+
+/** Two channels as the WAV's data: left and right samples in turn, 16-bit little-endian. */
+function interleave(left: Int16Array, right: Int16Array): Buffer {
+  const count = left.length;
+  if (LITTLE_ENDIAN) {
+    const frames = new Int16Array(count * 2);
+    for (let i = 0; i < count; i++) {
+      frames[2 * i] = left[i]!;
+      frames[2 * i + 1] = right[i]!;
+    }
+    return Buffer.from(frames.buffer, frames.byteOffset, frames.byteLength);
+  }
+  const bytes = Buffer.allocUnsafe(count * BYTES_PER_FRAME);
+  for (let i = 0; i < count; i++) {
+    bytes.writeInt16LE(left[i]!, i * BYTES_PER_FRAME);
+    bytes.writeInt16LE(right[i]!, i * BYTES_PER_FRAME + 2);
+  }
+  return bytes;
 }
