@@ -19,6 +19,8 @@ export type { RecordingControlResult };
 /** Expired recordings removed per sweep; the next sweep takes the rest. */
 const SWEEP_BATCH = 500;
 export const DEFAULT_SWEEP_EVERY_MS = 3_600_000;
+/** How long the store may take to complete a recording before the call's record is saved without it. */
+export const COMPLETE_TIMEOUT_MS = 120_000;
 
 export interface RecordingsOptions {
   store: RecordingStore;
@@ -28,6 +30,8 @@ export interface RecordingsOptions {
   now?: () => number;
   /** The calls' clock (the process clock unless a test gives its own). */
   clock?: Clock;
+  /** See COMPLETE_TIMEOUT_MS. */
+  completeTimeoutMs?: number;
 }
 
 export class Recordings {
@@ -36,6 +40,7 @@ export class Recordings {
   readonly #logger: Logger;
   readonly #now: () => number;
   readonly #clock: Clock;
+  readonly #completeTimeoutMs: number;
   #sweeper: NodeJS.Timeout | null = null;
   /** The sweep under way, if any: one at a time. */
   #sweeping: Promise<string[]> | null = null;
@@ -48,6 +53,7 @@ export class Recordings {
     this.#logger = opts.logger;
     this.#now = opts.now ?? Date.now;
     this.#clock = opts.clock ?? realClock;
+    this.#completeTimeoutMs = opts.completeTimeoutMs ?? COMPLETE_TIMEOUT_MS;
   }
 
   /**
@@ -121,7 +127,18 @@ export class Recordings {
     const kind = this.store.kind;
     const startedMs = performance.now();
     const failedBefore = recorder.state === 'failed';
-    const summary = await recorder.finish();
+    let timer: NodeJS.Timeout | undefined;
+    const summary = await Promise.race([
+      recorder.finish(),
+      new Promise<RecordingSummary>((resolve) => {
+        timer = setTimeout(
+          () => resolve({ ...recorder.summary(), state: 'failed' }),
+          this.#completeTimeoutMs,
+        );
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
     if (this.#live.get(callSid) === recorder) this.#live.delete(callSid);
     this.#metrics.recordings.inc({ store: kind, outcome: summary.state === 'ready' ? 'ready' : 'failed' });
     this.#metrics.recordingBytes.inc({ store: kind }, summary.bytes);

@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { realClock } from '../../src/call/clock.js';
@@ -67,4 +68,38 @@ it('removes a recording once its retention has passed, by the hourly sweep', asy
   expect(await store.size('CA-long')).not.toBeNull();
   await hours(1);
   expect(await store.size('CA-long')).toBeNull();
+});
+
+it('saves the record without waiting forever on a store that never completes the recording', async () => {
+  const stuck = new Recordings({
+    store: {
+      kind: 'file',
+      size: async () => null,
+      read: async () => Readable.from([]),
+      remove: async () => false,
+      removeExpired: async () => [],
+      close: async () => {},
+      begin: () => ({
+        write() {},
+        rewriteStart() {},
+        pendingBytes: 0,
+        end: () => new Promise<void>(() => {}),
+        abort: async () => {},
+      }),
+    },
+    metrics: createMetrics('global'),
+    logger: pino({ level: 'silent' }),
+    completeTimeoutMs: 5_000,
+  });
+  const recorder = stuck.start(
+    'CA-stuck',
+    FORMAT,
+    { enabled: true, consent: null, retentionDays: 1 },
+    realClock,
+  )!;
+  const done = stuck.completeCall('CA-stuck');
+  await vi.advanceTimersByTimeAsync(5_000);
+  expect((await done)?.state).toBe('failed');
+  expect(recorder.state).not.toBe('ready');
+  await stuck.close();
 });
