@@ -53,10 +53,7 @@ class S3Upload implements RecordingUpload {
       leavePartsOnError: false,
     });
     // Settled here so an upload failing mid-call is never an unhandled rejection.
-    this.#done = this.#upload.done().then(
-      () => undefined,
-      (err: Error) => Promise.reject(err),
-    );
+    this.#done = this.#upload.done().then(() => undefined);
     this.#done.catch(() => {});
   }
 
@@ -114,7 +111,12 @@ export class S3RecordingStore implements RecordingStore {
     // The expiry goes first: a recording is never kept without one.
     this.#client
       .send(
-        new PutObjectCommand({ Bucket: this.#bucket, Key: this.#expiryKey(expiresAtMs, callSid), Body: '' }),
+        new PutObjectCommand({
+          Bucket: this.#bucket,
+          Key: this.#expiryKey(expiresAtMs, callSid),
+          Body: '',
+          ContentLength: 0,
+        }),
       )
       .catch(() => {});
     return new S3Upload(this.#client, this.#bucket, this.#key(callSid), expiresAtMs);
