@@ -93,6 +93,8 @@ export class CallRecorder {
   #ended: Promise<RecordingSummary> | null = null;
   /** `finish` began: no more audio is taken. */
   #finishing = false;
+  /** The store giving up a failed recording (removing what it can). */
+  #aborted: Promise<void> | null = null;
 
   constructor(opts: RecorderOptions) {
     this.#upload = opts.upload;
@@ -192,7 +194,10 @@ export class CallRecorder {
   async #finish(): Promise<RecordingSummary> {
     this.#finishing = true;
     this.#stopTimer();
-    if (this.#state === 'failed') return this.summary();
+    if (this.#state === 'failed') {
+      await this.#aborted;
+      return this.summary();
+    }
     if (this.#state === 'paused') this.#closePause();
     const now = this.#now();
     // Audio still queued at the carrier when the call ended never played.
@@ -258,7 +263,7 @@ export class CallRecorder {
   #fail(reason: string, stage: 'write' | 'abandoned' = 'write'): void {
     this.#state = 'failed';
     this.#stopTimer();
-    void this.#upload.abort();
+    this.#aborted = this.#upload.abort().catch(() => {});
     this.#onFailed(reason, stage);
   }
 
