@@ -14,6 +14,7 @@ import { registerCallAdminRoutes } from './admin/calls.js';
 import { registerCampaignAdminRoutes } from './admin/campaigns.js';
 import { registerDncAdminRoutes } from './admin/dnc.js';
 import { registerLiveCallAdminRoutes } from './admin/live-calls.js';
+import { registerRecordingAdminRoutes } from './admin/recordings.js';
 import { adminApi } from './admin/plugin.js';
 import type { AgentDialer } from './agent/dialer.js';
 import { AdmissionControl } from './call/admission.js';
@@ -51,7 +52,15 @@ import type { DialerClock } from './outbound/clock.js';
 import { DEFAULT_DIALER_OPTIONS, type DialerOptions } from './outbound/dialer.js';
 import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
 import type { Store } from './store/store.js';
-import { ANALYSIS_EVENT_PROVIDER, analysisAnnouncer } from './webhooks/call-events.js';
+import { openRecordingStore } from './recording/open-store.js';
+import { Recordings } from './recording/recordings.js';
+import {
+  ANALYSIS_EVENT_PROVIDER,
+  analysisAnnouncer,
+  callEndedEvent,
+  callEventAnnouncer,
+  recordingReadyEvent,
+} from './webhooks/call-events.js';
 import { operatorGatewayNotifier } from './webhooks/notifier.js';
 import { registerWebhookAdminRoutes, type WebhookGateway, webhookGateway } from './webhooks/plugin.js';
 
@@ -88,6 +97,8 @@ export interface AppDeps {
    * it pre-warmed for it. Default: nothing (one instance; the agent there expires after its TTL).
    */
   releaseRemotePrewarm?: (stream: ForeignStream) => void;
+  /** Call recordings and their store; default: the store `RECORDING_STORE` names. */
+  recordings?: Recordings;
 }
 
 export interface CallbridgeState {
@@ -107,6 +118,8 @@ export interface CallbridgeState {
   draining: boolean;
   /** The fixed prompts and campaign voicemails as audio (`promptAudio(kind, format, {text})`). */
   prompts: PromptAudio;
+  /** Call recordings and the store every instance shares (docs/recordings.md). */
+  recordings: Recordings;
 }
 
 declare module 'fastify' {
@@ -176,19 +189,27 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     dialerOptions: { ...dialerOptionsOf(config), ...deps.dialerOptions },
     dialPolicy,
   });
-  // An analysed call reaches the operator gateway like campaign events: same body and signature.
-  deps.analysis?.onAnalysed?.(
-    analysisAnnouncer(
-      operatorGatewayNotifier(ANALYSIS_EVENT_PROVIDER, {
-        url: config.webhooks.operatorGatewayUrl,
-        secret: config.webhooks.operatorGatewaySecret ?? null,
-        timeoutMs: 10_000,
-        logger: deps.logger,
-        now: Date.now,
-      }),
-      deps.logger,
-    ),
-  );
+  // Call events (analysed, ended, recording ready) reach the operator gateway like campaign events:
+  // same body and signature.
+  const callsGateway = operatorGatewayNotifier(ANALYSIS_EVENT_PROVIDER, {
+    url: config.webhooks.operatorGatewayUrl,
+    secret: config.webhooks.operatorGatewaySecret ?? null,
+    timeoutMs: 10_000,
+    logger: deps.logger,
+    now: Date.now,
+  });
+  deps.analysis?.onAnalysed?.(analysisAnnouncer(callsGateway, deps.logger));
+  const announceCall = callEventAnnouncer(callsGateway, deps.logger);
+  const recordings =
+    deps.recordings ??
+    new Recordings({
+      store: await openRecordingStore(
+        config.recordings ?? { kind: 'file', dir: join(config.dataDir, 'recordings') },
+      ),
+      metrics,
+      logger: deps.logger.child({ component: 'recordings' }),
+    });
+  recordings.startRetention();
   const live = {
     registry: new CallRegistry(),
     events: new CallEventHub(),
@@ -198,7 +219,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     }),
     pending: new PendingStreams(),
   };
-  const fleet = await startFleet({ config, ...live, metrics, logger: deps.logger });
+  const fleet = await startFleet({
+    config,
+    ...live,
+    metrics,
+    logger: deps.logger,
+    recording: (callSid, action) => recordings.control(callSid, action),
+  });
   const state: CallbridgeState = {
     config,
     metrics,
@@ -216,6 +243,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     prompts:
       deps.prompts ??
       new PromptAudio({ config: null, api: null, cacheDir: '', logger: deps.logger, metrics }),
+    recordings,
   };
   metrics.admissionLimit.set(config.maxCalls);
   // Every agent 429, whoever dialed, is counted and lowers the admitted concurrency for a while.
@@ -284,13 +312,25 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const isDraining = () => state.draining;
   const verdicts = new MachineVerdicts(state.registry);
+  /** The record with its recording, once the store has it whole (recorded calls only). */
+  const withRecording = async (record: CallRecord): Promise<CallRecord> => {
+    const summary = await recordings.completeCall(record.callSid);
+    if (summary === null) return record;
+    const state = summary.state === 'ready' ? 'ready' : 'failed';
+    if (state === 'ready') announceCall(recordingReadyEvent(record.callSid, summary, Date.now()));
+    const { durationMs, bytes, pauses } = summary;
+    return { ...record, recording: { state, durationMs, bytes, pauses } };
+  };
   const saveRecord = (record: CallRecord) => {
-    deps.store.saveCallRecord(record).then(
-      // Queued, not awaited by the call: analysis never delays a call's end.
-      () => (record.carrierStatus === undefined ? deps.analysis?.enqueue(record) : undefined),
-      (err: Error) => {
-        deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');
-      },
+    announceCall(callEndedEvent(record));
+    void withRecording(record).then((complete) =>
+      deps.store.saveCallRecord(complete).then(
+        // Queued, not awaited by the call: analysis never delays a call's end.
+        () => (complete.carrierStatus === undefined ? deps.analysis?.enqueue(complete) : undefined),
+        (err: Error) => {
+          deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');
+        },
+      ),
     );
   };
   const outboundReports = new OutboundReports({
@@ -344,6 +384,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     prompts: (kind, format, opts) => prompts.promptAudio(kind, format, opts),
     voicemailRecordings: (url, format) => voicemailRecordings.get(url, format),
     dialPolicy,
+    recordCall: (call) => recordings.recordCall(call),
     saveRecord: (record: CallRecord) => {
       saveRecord(record);
       outboundReports.callRecorded(record);
@@ -361,6 +402,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
         (scope) => registerCallAdminRoutes(scope, { store: deps.store, live: fleet.calls }),
         (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls, dialPolicy }),
+        (scope) =>
+          registerRecordingAdminRoutes(scope, {
+            recordings: recordings.store,
+            calls: fleet.calls,
+            records: deps.store,
+          }),
         (scope) =>
           registerPlaceCallRoutes(scope, {
             profiles: config.profiles,
@@ -387,6 +434,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     state.pending.clear();
     await fleet.close();
     await gateway.close();
+    await recordings.close();
   });
 
   return app;

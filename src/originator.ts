@@ -5,6 +5,7 @@
 import type { CarrierCallState } from './carriers/call-status.js';
 import type { CallPlacer } from './carriers/placer.js';
 import { type OutboundAmd, type OutboundContext, sealOutboundContext } from './call/outbound-context.js';
+import type { RecordingSettings } from './config/recording.js';
 import { BadRequestError } from './errors.js';
 import type { CarrierCallStatus, OriginateRequest, Originator } from './outbound/ports.js';
 import { parseAttemptId } from './store/campaign-records.js';
@@ -19,6 +20,8 @@ export interface OutboundCall {
   profile: string;
   variables: Record<string, string>;
   amd: OutboundAmd | null;
+  /** Recording asked for by the call or its campaign; null: as the profile says. */
+  recording: RecordingSettings | null;
   attemptId: string | null;
   campaignId: string | null;
   contact: number | null;
@@ -90,6 +93,7 @@ export function composeOriginator(
       profile: call.profile,
       variables: call.variables,
       amd: call.amd,
+      ...(call.recording !== null ? { recording: call.recording } : {}),
     };
     const sealed = sealOutboundContext(secret, context);
     const { callSid } = await placer.place({
@@ -110,6 +114,7 @@ export function composeOriginator(
         profile: request.profile,
         variables: { ...request.variables },
         amd: request.amd,
+        recording: request.recording ?? null,
         attemptId: request.context,
         campaignId: request.campaignId,
         contact: parseAttemptId(request.context)?.contactSeq ?? null,

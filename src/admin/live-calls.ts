@@ -18,14 +18,14 @@ const MAX_CALL_SID_CHARS = 128;
 /** E.164, or a SIP URI: where a carrier can transfer a call. */
 const TRANSFER_TARGET = /^(\+[1-9]\d{6,14}|sips?:[^\s<>"]{3,250})$/;
 
-function callSidOf(raw: string): string {
+export function callSidOf(raw: string): string {
   if (raw.length === 0 || raw.length > MAX_CALL_SID_CHARS || !/^[\w.:-]+$/.test(raw)) {
     throw new BadRequestError('callSid is not a call id');
   }
   return raw;
 }
 
-function settle(callSid: string, outcome: ControlOutcome): { callSid: string; instance: string } {
+export function settle(callSid: string, outcome: ControlOutcome): { callSid: string; instance: string } {
   if (outcome.ok) return { callSid, instance: outcome.instance };
   switch (outcome.reason) {
     case 'not_found':

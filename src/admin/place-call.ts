@@ -12,6 +12,7 @@ import type { Admission } from '../call/carrier-port.js';
 import type { OutboundAmd } from '../call/outbound-context.js';
 import type { AgentProfile } from '../config/types.js';
 import { BadRequestError, CARRIER_API_ERROR_CODE, DialBlockedError, UnavailableError } from '../errors.js';
+import { readRecordingSettings, type RecordingSettings } from '../config/recording.js';
 import { normalizePhone } from '../outbound/phone.js';
 import { voicemailAudioUrlProblem } from '../outbound/voicemail-audio-url.js';
 import type { DialPolicy } from '../trust/dial-policy.js';
@@ -24,6 +25,8 @@ export interface PlaceCallRequest {
   profile: string;
   variables: Record<string, string>;
   amd: OutboundAmd | null;
+  /** Recording asked for by this call (docs/recordings.md); null: as the profile says. */
+  recording: RecordingSettings | null;
 }
 
 export interface PlaceCallDeps {
@@ -41,7 +44,7 @@ export interface PlaceCallDeps {
   place(call: PlaceCallRequest): Promise<{ carrier: string; callSid: string }>;
 }
 
-const FIELDS = new Set(['to', 'from', 'profile', 'carrier', 'variables', 'amd']);
+const FIELDS = new Set(['to', 'from', 'profile', 'carrier', 'variables', 'amd', 'recording']);
 const MAX_VARIABLES = 50;
 const MAX_VARIABLE_CHARS = 500;
 const MAX_VOICEMAIL_CHARS = 1000;
@@ -179,7 +182,13 @@ export function placeCallRequest(
       );
     }
   }
-  return { to, from, carrier, profile, variables, amd };
+  let recording: RecordingSettings | null = null;
+  if (b.recording !== undefined && b.recording !== null) {
+    const read = readRecordingSettings(b.recording);
+    if (!read.ok) throw new BadRequestError(read.problem);
+    recording = read.settings;
+  }
+  return { to, from, carrier, profile, variables, amd, recording };
 }
 
 export function registerPlaceCallRoutes(app: FastifyInstance, deps: PlaceCallDeps): void {

@@ -23,6 +23,21 @@ export const END_CALL_FUNCTION: AgentFunctionDecl = {
   parameters: { type: 'object', properties: {} },
 };
 
+/** On recorded calls (docs/recordings.md): what is said while paused is not kept. */
+export const RECORDING_FUNCTION_DECLS: readonly AgentFunctionDecl[] = [
+  {
+    name: 'pause_recording',
+    description:
+      'Pause the call recording, for example before the caller reads a card number or other sensitive details.',
+    parameters: { type: 'object', properties: {} },
+  },
+  {
+    name: 'resume_recording',
+    description: 'Resume the call recording once the sensitive part of the conversation is over.',
+    parameters: { type: 'object', properties: {} },
+  },
+];
+
 export function transferFunction(allowList: string[]): AgentFunctionDecl {
   return {
     name: 'transfer_call',
@@ -41,6 +56,7 @@ export function declaredFunctions(profile: AgentProfile): AgentFunctionDecl[] {
   if (profile.builtins.transferAllowList.length > 0) {
     functions.push(transferFunction(profile.builtins.transferAllowList));
   }
+  if (profile.recording?.enabled) functions.push(...RECORDING_FUNCTION_DECLS);
   for (const fn of profile.httpFunctions) {
     functions.push({ name: fn.name, description: fn.description, parameters: fn.parameters });
   }

@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { CallLog } from './call-log.js';
 import type { CallEventHub } from './events.js';
 import { functionLabel, runFunction } from './functions.js';
+import type { RecordingControlResult } from './recording-port.js';
 
 export interface FunctionCallsOptions {
   call: { callSid: string; from: string; to: string; profileName: string; profile: AgentProfile };
@@ -26,6 +27,8 @@ export interface FunctionCallsOptions {
   endAfterReply(): void;
   /** `transfer_call`: move the call once the agent's last words were heard. */
   transferAfterReply(target: string): void;
+  /** `pause_recording` / `resume_recording`, on a recorded call. */
+  recording?(action: 'pause' | 'resume'): RecordingControlResult;
 }
 
 export class FunctionCalls {
@@ -50,6 +53,7 @@ export class FunctionCalls {
       canTransfer: this.#opts.canTransfer,
       endCall: () => this.#opts.endAfterReply(),
       transfer: (target) => this.#opts.transferAfterReply(target),
+      ...(this.#opts.recording ? { recording: this.#opts.recording } : {}),
     });
     // Updates go first, each awaited (bounded), so the reply that follows has the new voice.
     for (const update of result.updates ?? []) {

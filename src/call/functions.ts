@@ -7,6 +7,7 @@ import { declaredFunctions } from '../agent/settings.js';
 import { readUpdateRequest } from '../agent/updates.js';
 import type { AgentProfile } from '../config/types.js';
 import { runHttpFunction } from './http-function.js';
+import type { RecordingControlResult } from './recording-port.js';
 
 export interface FunctionContext {
   callSid: string;
@@ -20,6 +21,8 @@ export interface FunctionContext {
   endCall(): void;
   /** Redirects the call to `target` once the agent's last words have been heard. */
   transfer(target: string): void;
+  /** Pauses or resumes the call's recording (docs/recordings.md); absent: the call is not recorded. */
+  recording?(action: 'pause' | 'resume'): RecordingControlResult;
 }
 
 export interface FunctionResult {
@@ -31,6 +34,9 @@ export interface FunctionResult {
 }
 
 const json = (value: unknown) => JSON.stringify(value);
+
+/** Declared to the agent on recorded calls (agent/settings.ts). */
+export const RECORDING_FUNCTIONS: readonly string[] = ['pause_recording', 'resume_recording'];
 
 function parseTarget(argumentsJson: string): string | null {
   try {
@@ -83,6 +89,21 @@ export async function runFunction(entry: FunctionCallEntry, ctx: FunctionContext
     );
   }
 
+  if ((entry.name === 'pause_recording' || entry.name === 'resume_recording') && profile.recording?.enabled) {
+    const action = entry.name === 'pause_recording' ? 'pause' : 'resume';
+    const result = ctx.recording?.(action) ?? 'not_recorded';
+    if (result === 'not_recorded') {
+      return done(json({ error: 'this call is not being recorded' }), 'unavailable');
+    }
+    const note =
+      result === 'done'
+        ? action === 'pause'
+          ? 'The recording is paused.'
+          : 'The recording has resumed.'
+        : `The recording was already ${action === 'pause' ? 'paused' : 'running'}.`;
+    return done(json({ ok: true, note }), 'ok');
+  }
+
   const fn = profile.httpFunctions.find((f) => f.name === entry.name);
   if (fn) {
     const result = await runHttpFunction(
@@ -109,6 +130,6 @@ export async function runFunction(entry: FunctionCallEntry, ctx: FunctionContext
 
 /** A function name as a metric label: only names the profile declares, so the label stays bounded. */
 export function functionLabel(name: string, profile: AgentProfile): string {
-  if (name === 'end_call' || name === 'transfer_call') return name;
+  if (RECORDING_FUNCTIONS.includes(name) || name === 'end_call' || name === 'transfer_call') return name;
   return profile.httpFunctions.some((f) => f.name === name) ? name : 'unknown';
 }

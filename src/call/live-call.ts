@@ -43,4 +43,8 @@ export interface LiveCalls {
   list(): Promise<LiveCall[]>;
   hangup(callSid: string): Promise<ControlOutcome>;
   transfer(callSid: string, target: string): Promise<ControlOutcome>;
+  /** Pauses or resumes the call's recording (refused when the call is not recorded). */
+  recording(callSid: string, action: RecordingAction): Promise<ControlOutcome>;
 }
+
+export type RecordingAction = 'pause' | 'resume';

@@ -14,6 +14,7 @@ import type { Admission, CarrierAdapter, LegEvent } from './carrier-port.js';
 import type { CallEventHub } from './events.js';
 import { fallbackAudio, type PromptPlayer } from './fallback-audio.js';
 import type { VoicemailRecordingSource } from './voicemail-recordings.js';
+import type { RecordCall } from './recording-port.js';
 import type { CallLeg } from './leg.js';
 import { trackLiveness } from './liveness.js';
 import type { PendingStreams } from './pending-streams.js';
@@ -64,6 +65,8 @@ export interface MediaSocketDeps {
   voicemailRecordings?: VoicemailRecordingSource;
   /** Every transfer (operator, agent function, fallback) goes to a number it allows; default: the defaults. */
   dialPolicy?: DialPolicy;
+  /** Starts the recording of a call whose profile (or call, or campaign) asks for one. */
+  recordCall?: RecordCall;
 }
 
 /** WebSocket close codes used on media streams (RFC 6455 section 7.4.1). */
@@ -269,7 +272,9 @@ export function handleMediaSocket(
       grant.context === undefined ? null : openOutboundContext(config.streamTokenSecret, grant.context);
     const named = config.profiles[profileName]!;
     // An outbound call's prompt and greeting speak the contact's variables.
-    const profile = outbound ? profileWithVariables(named, outbound.variables) : named;
+    const spoken = outbound ? profileWithVariables(named, outbound.variables) : named;
+    // Recording asked for by the call or its campaign wins over the profile's (docs/recordings.md).
+    const profile = outbound?.recording ? { ...spoken, recording: outbound.recording } : spoken;
     const info: CallInfo = {
       callSid: start.callSid,
       streamSid: start.streamSid,
@@ -284,6 +289,7 @@ export function handleMediaSocket(
       ...(outbound?.campaignId ? { campaign: outbound.campaignId } : {}),
     };
     const downlink = adapter.downlink(start.mediaFormat);
+    const recorded = deps.recordCall?.(info) ?? null;
     const callDeps = {
       dial: deps.dial,
       metrics,
@@ -298,6 +304,7 @@ export function handleMediaSocket(
         : null,
       ...(deps.prompts ? { prompts: deps.prompts } : {}),
       ...(deps.voicemailRecordings ? { voicemailRecordings: deps.voicemailRecordings } : {}),
+      ...(recorded ? { audioListeners: [recorded.listener], recording: recorded.port } : {}),
       onEnded: (ended: CallSession, record: CallRecord) => {
         deps.registry.remove(ended);
         deps.saveRecord({ ...record, instance: config.instanceId, region: config.region });

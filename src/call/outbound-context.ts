@@ -5,6 +5,7 @@
 // so any instance that receives the call's webhooks can read it without a lookup.
 import { createHmac } from 'node:crypto';
 import { constantTimeEqual } from '../auth.js';
+import { readRecordingSettings, type RecordingSettings } from '../config/recording.js';
 
 /** What to do when detection hears a machine (docs/protocols/answering-machine-detection.md). */
 export interface OutboundAmd {
@@ -25,6 +26,8 @@ export interface OutboundContext {
   variables: Record<string, string>;
   /** null: no answering-machine detection; the agent speaks as soon as the call is answered. */
   amd: OutboundAmd | null;
+  /** Recording asked for by the call or its campaign; absent: as the profile says. */
+  recording?: RecordingSettings;
 }
 
 const VERSION = 'c1';
@@ -90,7 +93,8 @@ export function openOutboundContext(secret: string, sealed: unknown): OutboundCo
     !(c.contact === null || (typeof c.contact === 'number' && Number.isInteger(c.contact))) ||
     typeof c.profile !== 'string' ||
     !isRecordOfStrings(c.variables) ||
-    !isAmd(c.amd)
+    !isAmd(c.amd) ||
+    (c.recording !== undefined && !readRecordingSettings(c.recording).ok)
   ) {
     return null;
   }

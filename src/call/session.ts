@@ -35,6 +35,8 @@ import type { CallLeg } from './leg.js';
 import type { OutboundContext } from './outbound-context.js';
 import { SilenceMonitor } from './silence.js';
 import type { VoicemailRecordingSource } from './voicemail-recordings.js';
+import { playConsent } from './consent.js';
+import type { CallRecordingPort } from './recording-port.js';
 
 export type { EndReason } from './end-reason.js';
 export type { CallAudioListener } from './audio-listener.js';
@@ -114,6 +116,8 @@ export interface CallDeps {
   voicemailRecordings?: VoicemailRecordingSource;
   /** Listeners on the call's audio from its first frame (audio-listener.ts); see `listen`. */
   audioListeners?: readonly CallAudioListener[];
+  /** A recorded call: its consent prompt, pause and resume (recording-port.ts). */
+  recording?: CallRecordingPort;
   onEnded(session: CallSession, record: CallRecord): void;
   /** Time and timers; the process clock unless a test gives its own. */
   clock?: Clock;
@@ -265,6 +269,7 @@ export class CallSession {
       send: (message) => this.#link.send(message),
       endAfterReply: () => void this.#endings.endAfterReply(),
       transferAfterReply: (target) => void this.#endings.transferAfterReply(target),
+      ...(deps.recording ? { recording: (action) => deps.recording!.control(action) } : {}),
     });
     if (limits.maxCallMs > 0) {
       this.#maxDurationTimer = clock.setTimeout(
@@ -304,6 +309,19 @@ export class CallSession {
 
   /** Dials the agent, or adopts one dialed ahead of the stream (pre-warmed at the voice webhook). */
   async start(prewarmed?: Promise<AgentChannel | null>): Promise<void> {
+    const consent = this.#deps.recording?.consent ?? null;
+    if (consent !== null) {
+      const played = await playConsent(consent, {
+        format: this.info.mediaFormat,
+        downlink: this.#downlink,
+        ...(this.#deps.prompts ? { prompts: this.#deps.prompts } : {}),
+        ...(this.#deps.voicemailRecordings ? { voicemailRecordings: this.#deps.voicemailRecordings } : {}),
+        logger: this.logger,
+      });
+      // No consent heard, no recording.
+      if (!played) this.#deps.recording!.abandon('the consent prompt could not be played');
+      if (this.isEnding) return;
+    }
     try {
       await this.#link.connect(prewarmed);
     } catch (err) {

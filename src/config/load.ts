@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { readPlivo } from './plivo.js';
+import { readRecordingStore } from './recording.js';
 import { readTelnyx } from './telnyx.js';
 import { selectAgent } from './agent-host.js';
 import { type Env, envError, envInt, envList, envOneOf, envString, envUrl } from './env.js';
@@ -92,6 +93,7 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
 
   const dialPolicy = readDialPolicy(env);
   const fetchPolicy = readFetchPolicy(env);
+  const recordings = readRecordingStore(env, dataDir);
 
   const regions = loadRegions(configDir, cwd);
   const agent = selectAgent(env, region, regions);
@@ -130,6 +132,7 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
     simulatedCalleeSpeedup,
     ...(simulatedCarrierApiUrl !== undefined ? { simulatedCarrierApiUrl } : {}),
     dialer: { failoverMs: dialerFailoverMs, lostDispatchGraceMs },
+    recordings,
     regions,
     profiles,
     numbers,

@@ -4,13 +4,14 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { checkShape, displayPath, fileError, readJson } from './json-file.js';
+import { readRecordingSettings } from './recording.js';
 import { MAX_PROVIDER_CHAIN, PROFILE_NAME, ProfileFile, SpeakEntryFile, ThinkEntryFile } from './schema.js';
 import { speakModelProblem, speakSpeedProblem } from './speak-rules.js';
 import type { AgentProfile, HttpFunction, SpeakProvider, SpeakSpec, ThinkSpec } from './types.js';
 import { checkUrl, ENDPOINT_URL } from './urls.js';
 
 /** Client-side functions callbridge provides itself; a profile may not redefine them. */
-const BUILTIN_FUNCTIONS = ['end_call', 'transfer_call'];
+const BUILTIN_FUNCTIONS = ['end_call', 'transfer_call', 'pause_recording', 'resume_recording'];
 const FUNCTION_URL_RULE = ENDPOINT_URL(['http', 'https']);
 
 export const PROFILE_DEFAULTS = {
@@ -81,6 +82,11 @@ function toProfile(name: string, raw: unknown, shown: string, projectRoot: strin
   if (file.fallback?.transferTo !== undefined) profile.fallback.transferTo = file.fallback.transferTo;
   if (file.fallback?.audioFile !== undefined) {
     profile.fallback.audioFile = resolveAudioFile(file.fallback.audioFile, projectRoot, shown);
+  }
+  if (file.recording !== undefined) {
+    const recording = readRecordingSettings(file.recording);
+    if (!recording.ok) throw new ConfigError(`${shown}: ${recording.problem}`);
+    profile.recording = recording.settings;
   }
   return profile;
 }

@@ -149,6 +149,8 @@ export const ProfileFile = Type.Object(
       ),
     ),
     tags: Type.Optional(Type.Array(NonEmpty({ maxLength: 128 }), { uniqueItems: true })),
+    // Checked by the profile loader with the reader calls and campaigns share (recording.ts).
+    recording: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );

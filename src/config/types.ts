@@ -2,6 +2,7 @@
 // (see load.ts). Everything downstream reads this, never process.env.
 import type { SpeechConfig } from './speech.js';
 import type { DialPolicyConfig, FetchPolicyConfig } from './trust-policies.js';
+import type { RecordingSettings, RecordingStoreConfig } from './recording.js';
 
 export const REGIONS = ['global', 'eu', 'au', 'in'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -96,6 +97,8 @@ export interface AgentProfile {
     transferTo?: string;
   };
   tags: string[];
+  /** Calls answered with this profile are recorded (docs/recordings.md); absent: not recorded. */
+  recording?: RecordingSettings;
 }
 
 export interface NumberRouting {
@@ -226,6 +229,8 @@ export interface Config {
   dialPolicy?: DialPolicyConfig;
   /** Which hosts a fetch of a caller's URL may reach besides public ones (`FETCH_ALLOWED_HOSTS`); absent: none. */
   fetchPolicy?: FetchPolicyConfig;
+  /** Where call recordings are kept (`RECORDING_STORE`); absent: the file store under `dataDir`. */
+  recordings?: RecordingStoreConfig;
 }
 
 /** Vonage (docs/protocols/vonage.md): REST needs the application and its key, webhooks the secret. */

@@ -2,7 +2,7 @@
 // whichever instance carries the call (here directly, elsewhere relayed to it).
 import type { ControlOutcome, LiveCalls } from '../call/live-call.js';
 import type { LiveDirectory } from './live-directory.js';
-import type { FleetRelay, Reply } from './relay.js';
+import type { FleetRelay, Reply, RequestBody } from './relay.js';
 
 export interface FleetCallsDeps {
   local: LiveCalls;
@@ -30,7 +30,7 @@ export function fleetLiveCalls(deps: FleetCallsDeps): LiveCalls {
   const control = async (
     callSid: string,
     here: () => Promise<ControlOutcome>,
-    body: { type: 'hangup'; callSid: string } | { type: 'transfer'; callSid: string; target: string },
+    body: RequestBody,
   ): Promise<ControlOutcome> => {
     const local = await here();
     if (local.ok || local.reason !== 'not_found') return local;
@@ -52,5 +52,7 @@ export function fleetLiveCalls(deps: FleetCallsDeps): LiveCalls {
     hangup: (callSid) => control(callSid, () => deps.local.hangup(callSid), { type: 'hangup', callSid }),
     transfer: (callSid, target) =>
       control(callSid, () => deps.local.transfer(callSid, target), { type: 'transfer', callSid, target }),
+    recording: (callSid, action) =>
+      control(callSid, () => deps.local.recording(callSid, action), { type: 'recording', callSid, action }),
   };
 }

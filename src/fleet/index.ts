@@ -15,7 +15,7 @@ import { DEFAULT_REDIS_KEY_PREFIX } from '../store/redis.js';
 import { fleetLiveCalls } from './fleet-calls.js';
 import { DEFAULT_FLEET_TIMING, type FleetTiming, fleetKeys } from './keys.js';
 import { LiveDirectory } from './live-directory.js';
-import { localLiveCalls } from './local-calls.js';
+import { type LocalCallsDeps, localLiveCalls } from './local-calls.js';
 import { connectFleetRedis } from './redis-clients.js';
 import { FleetRelay } from './relay.js';
 
@@ -26,6 +26,8 @@ export interface FleetDeps {
   prewarm: PrewarmPool<PrewarmedAgent>;
   pending: PendingStreams;
   metrics: Metrics;
+  /** Pauses or resumes the recording of a call carried here. */
+  recording?: LocalCallsDeps['recording'];
   logger: Logger;
   timing?: Partial<FleetTiming>;
 }
@@ -44,7 +46,12 @@ export interface Fleet {
 
 export async function startFleet(deps: FleetDeps): Promise<Fleet> {
   const { config, registry, events } = deps;
-  const local = localLiveCalls({ registry, instance: config.instanceId, region: config.region });
+  const local = localLiveCalls({
+    registry,
+    instance: config.instanceId,
+    region: config.region,
+    ...(deps.recording ? { recording: deps.recording } : {}),
+  });
   if (!config.redisUrl) {
     return {
       calls: local,
@@ -95,6 +102,10 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
         }
         case 'transfer': {
           const outcome = await local.transfer(message.callSid, message.target);
+          return outcome.ok ? { ok: true } : { ok: false, reason: outcome.reason, message: outcome.message };
+        }
+        case 'recording': {
+          const outcome = await local.recording(message.callSid, message.action);
           return outcome.ok ? { ok: true } : { ok: false, reason: outcome.reason, message: outcome.message };
         }
       }

@@ -1,11 +1,14 @@
 // Live calls of this instance alone: listed from its registry, controlled directly. This is the
 // whole of it without Redis, and the owner's side of every relayed control in a fleet.
-import type { ControlOutcome, LiveCall, LiveCalls } from '../call/live-call.js';
+import type { ControlOutcome, LiveCall, LiveCalls, RecordingAction } from '../call/live-call.js';
+import type { RecordingControlResult } from '../recording/recordings.js';
 import { liveCallOf } from '../call/live-call.js';
 import type { CallRegistry } from '../call/registry.js';
 
 export interface LocalCallsDeps {
   registry: CallRegistry;
+  /** Pauses or resumes the recording of a call carried here (src/recording/recordings.ts). */
+  recording?(callSid: string, action: RecordingAction): RecordingControlResult;
   instance: string;
   region: string;
 }
@@ -40,6 +43,19 @@ export function localLiveCalls(deps: LocalCallsDeps): LiveCalls & { listNow(): L
       } catch (err) {
         return { ok: false, reason: 'refused', message: (err as Error).message };
       }
+    },
+    async recording(callSid, action) {
+      const session = deps.registry.get(callSid);
+      if (!session || session.isEnding) return notHere(callSid);
+      const done = deps.recording?.(callSid, action) ?? 'not_recorded';
+      if (done === 'not_recorded') {
+        return { ok: false, reason: 'refused', message: 'the call is not being recorded' };
+      }
+      if (done === 'unchanged') {
+        const already = action === 'pause' ? 'already paused' : 'not paused';
+        return { ok: false, reason: 'refused', message: `the call's recording is ${already}` };
+      }
+      return { ok: true, instance: deps.instance };
     },
   };
 }

@@ -5,6 +5,7 @@ import type { CallEvent } from '../call/events.js';
 export type InboxMessage =
   | { type: 'hangup'; id: string; from: string; callSid: string }
   | { type: 'transfer'; id: string; from: string; callSid: string; target: string }
+  | { type: 'recording'; id: string; from: string; callSid: string; action: 'pause' | 'resume' }
   | { type: 'release_prewarm'; carrier: string; callSid: string }
   | { type: 'reply'; id: string; ok: boolean; reason?: string; message?: string };
 
@@ -42,6 +43,13 @@ export function parseInboxMessage(text: string): InboxMessage | null {
     case 'transfer':
       return isField(m.id) && isField(m.from) && isField(m.callSid) && isField(m.target)
         ? { type: 'transfer', id: m.id, from: m.from, callSid: m.callSid, target: m.target }
+        : null;
+    case 'recording':
+      return isField(m.id) &&
+        isField(m.from) &&
+        isField(m.callSid) &&
+        (m.action === 'pause' || m.action === 'resume')
+        ? { type: 'recording', id: m.id, from: m.from, callSid: m.callSid, action: m.action }
         : null;
     case 'release_prewarm':
       return isField(m.carrier) && isField(m.callSid)

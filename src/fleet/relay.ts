@@ -9,9 +9,11 @@ import type { CallEvent } from '../call/events.js';
 import type { FleetKeys } from './keys.js';
 import { type InboxMessage, parseInboxMessage, parseRelayedEvent } from './messages.js';
 
-type Request = Extract<InboxMessage, { type: 'hangup' | 'transfer' }>;
-type RequestBody =
-  { type: 'hangup'; callSid: string } | { type: 'transfer'; callSid: string; target: string };
+type Request = Extract<InboxMessage, { type: 'hangup' | 'transfer' | 'recording' }>;
+export type RequestBody =
+  | { type: 'hangup'; callSid: string }
+  | { type: 'transfer'; callSid: string; target: string }
+  | { type: 'recording'; callSid: string; action: 'pause' | 'resume' };
 export type Reply = Extract<InboxMessage, { type: 'reply' }>;
 
 export interface RelayDeps {

@@ -2,6 +2,7 @@
 // that span fields or need the configuration (profiles, carriers, numbers, zones), and the
 // defaults. Every bad field is named once in one 400 answer.
 import { type Static, Type } from '@sinclair/typebox';
+import { readRecordingSettings } from '../config/recording.js';
 import type { AgentProfile } from '../config/types.js';
 import { BadRequestError } from '../errors.js';
 import { describeFieldErrors, type FieldError, schemaErrors } from './field-errors.js';
@@ -112,6 +113,8 @@ export const CampaignInput = Type.Object(
         closed,
       ),
     ),
+    // Checked with the reader profiles and calls share (config/recording.ts).
+    recording: Type.Optional(Type.Unknown()),
     breaker: Type.Optional(
       Type.Object(
         {
@@ -203,6 +206,12 @@ export function campaignSpec(body: unknown, context: CampaignSpecContext): Campa
     });
   }
 
+  const recording = input.recording === undefined ? null : readRecordingSettings(input.recording);
+  if (recording !== null && !recording.ok) {
+    const [field, ...problem] = recording.problem.split(' ');
+    errors.push({ field: field!, problem: problem.join(' ') });
+  }
+
   if (errors.length > 0) throw new BadRequestError(describeFieldErrors('invalid campaign', errors));
   return {
     name: input.name.trim(),
@@ -225,5 +234,6 @@ export function campaignSpec(body: unknown, context: CampaignSpecContext): Campa
       windowSeconds: input.breaker?.windowSeconds ?? CAMPAIGN_DEFAULTS.windowSeconds,
       minCalls: input.breaker?.minCalls ?? CAMPAIGN_DEFAULTS.minCalls,
     },
+    ...(recording?.ok ? { recording: recording.settings } : {}),
   };
 }

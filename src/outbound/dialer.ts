@@ -438,6 +438,7 @@ export class Dialer {
       context: attempt.id,
       campaignId: campaign.id,
       amd,
+      recording: campaign.spec.recording ?? null,
     };
     let call: Promise<{ callSid: string }>;
     try {

@@ -1,5 +1,6 @@
 // What outbound calling needs from the phone side. A carrier's REST client implements it (placing
 // the call, reading its status, hanging it up); app.ts plugs it in. outbound/ never imports a carrier.
+import type { RecordingSettings } from '../config/recording.js';
 import type { AnsweredBy, AttemptOutcome } from '../store/campaign-records.js';
 
 /** Answering-machine detection for one call (docs/protocols/answering-machine-detection.md). */
@@ -27,6 +28,8 @@ export interface OriginateRequest {
   context: string;
   campaignId: string;
   amd: AmdRequest | null;
+  /** The campaign's recording settings; absent: the profile's. */
+  recording?: RecordingSettings | null;
 }
 
 /** What the carrier says of a call it placed. */

@@ -81,6 +81,18 @@ export interface CallRecord {
   /** The instance (`INSTANCE_ID`) that carried the call, and its region. */
   instance?: string;
   region?: string;
+  /** Recorded calls (docs/recordings.md): the recording as stored. */
+  recording?: CallRecordingRecord;
+}
+
+export interface CallRecordingRecord {
+  /** `ready`: stored whole; `failed`: given up (the part written may remain); `deleted`: removed on request. */
+  state: 'ready' | 'failed' | 'deleted';
+  durationMs: number;
+  /** The file's size, header included. */
+  bytes: number;
+  /** Paused stretches, written as silence; `atMs` since the stream started. */
+  pauses: Array<{ atMs: number; durationMs: number }>;
 }
 
 export interface OutboundRecord {

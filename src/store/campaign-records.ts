@@ -1,3 +1,4 @@
+import type { RecordingSettings } from '../config/recording.js';
 // The durable shapes of outbound calling: campaigns, their contacts and the attempts to reach them.
 // The store keeps these (src/store/campaign-store.ts); the dialer and the admin API read and change
 // them only through the store's atomic steps.
@@ -48,6 +49,8 @@ export interface CallingWindow {
 
 /** What a campaign does, validated, with every default filled in. */
 export interface CampaignSpec {
+  /** Its calls are recorded (docs/recordings.md); absent: as the profile says. */
+  recording?: RecordingSettings;
   name: string;
   profile: string;
   /** null: the server's default carrier. */

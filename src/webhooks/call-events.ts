@@ -1,7 +1,10 @@
-// The event the operator gateway receives when a call's analysis has an outcome: the call's
-// identity and figures (every record field but the transcript, the function calls and the latency
-// lists, so an outbound call's campaign fields travel with it) and its analysis. Same envelope as
-// every gateway event (notifier.ts signs and posts it); one per call, by its key.
+// The events the operator gateway receives about calls, in the envelope of every gateway event
+// (notifier.ts signs and posts it), each once per call by its key:
+// - `calls/call.analysed` when a call's analysis has an outcome: the call's identity and figures
+//   (every record field but the transcript, the function calls and the latency lists, so an
+//   outbound call's campaign fields travel with it) and its analysis;
+// - `calls/call.ended` for every call, when its record is saved (docs/recordings.md);
+// - `calls/recording.ready` when a call's recording is complete in the store.
 import type { Logger } from 'pino';
 import type { CallRecord } from '../store/call-record.js';
 import type { NotificationFunction } from './provider.js';
@@ -32,31 +35,85 @@ export function analysisEvent(record: CallRecord): AnalysisGatewayEvent | null {
   };
 }
 
+/** The envelope of any call event. */
+export interface CallGatewayEvent {
+  name: string;
+  provider: string;
+  event: string;
+  idempotencyKey: string;
+  receivedAt: string;
+  payload: Record<string, unknown>;
+}
+
+function callEvent(
+  event: string,
+  callSid: string,
+  atMs: number,
+  payload: Record<string, unknown>,
+): CallGatewayEvent {
+  return {
+    name: `${ANALYSIS_EVENT_PROVIDER}/${event}`,
+    provider: ANALYSIS_EVENT_PROVIDER,
+    event,
+    idempotencyKey: `${ANALYSIS_EVENT_PROVIDER}:${callSid}:${event}`,
+    receivedAt: new Date(atMs).toISOString(),
+    payload,
+  };
+}
+
+/** `calls/call.ended`: who called whom, how it ended, and for how long. */
+export function callEndedEvent(record: CallRecord): CallGatewayEvent {
+  const campaignId = record.outbound?.campaign ?? null;
+  const endedMs = Date.parse(record.endedAt);
+  return callEvent('call.ended', record.callSid, Number.isNaN(endedMs) ? Date.now() : endedMs, {
+    callSid: record.callSid,
+    direction: record.direction,
+    carrier: record.carrier,
+    from: record.from,
+    to: record.to,
+    outcome: record.outcome,
+    reason: record.endReason,
+    durationMs: record.durationMs,
+    ...(campaignId !== null ? { campaignId } : {}),
+  });
+}
+
+/** `calls/recording.ready`: the call's recording is complete in the store. */
+export function recordingReadyEvent(
+  callSid: string,
+  recording: { durationMs: number; bytes: number },
+  atMs: number,
+): CallGatewayEvent {
+  return callEvent('recording.ready', callSid, atMs, {
+    callSid,
+    durationMs: recording.durationMs,
+    bytes: recording.bytes,
+  });
+}
+
 const DELIVERY_ATTEMPTS = 4;
 const FIRST_RETRY_MS = 2_000;
 
 /**
- * Announces each analysed call to the operator gateway through `deliver` (notifier.ts), in the
- * background: a failed delivery is tried again a few times with a growing pause, then logged.
- * Never throws to the analysis worker.
+ * Delivers call events to the operator gateway through `deliver` (notifier.ts), in the background:
+ * a failed delivery is tried again a few times with a growing pause, then logged. Never throws to
+ * the caller.
  */
-export function analysisAnnouncer(
+export function callEventAnnouncer(
   deliver: NotificationFunction,
   logger: Logger,
   retryMs = FIRST_RETRY_MS,
-): (record: CallRecord) => void {
-  return (record) => {
-    const event = analysisEvent(record);
-    if (!event) return;
+): (event: CallGatewayEvent | AnalysisGatewayEvent) => void {
+  return (event) => {
+    const callSid =
+      (event.payload as { callSid?: unknown; call?: { callSid?: unknown } }).callSid ??
+      (event.payload as { call?: { callSid?: unknown } }).call?.callSid;
     const attempt = (n: number) => {
       deliver(event).then(
-        () => logger.debug({ event: event.name, callSid: record.callSid }, 'call event delivered'),
+        () => logger.debug({ event: event.name, callSid }, 'call event delivered'),
         (err: Error) => {
           if (n >= DELIVERY_ATTEMPTS) {
-            logger.error(
-              { event: event.name, callSid: record.callSid, err: err.message },
-              'call event not delivered',
-            );
+            logger.error({ event: event.name, callSid, err: err.message }, 'call event not delivered');
             return;
           }
           setTimeout(() => attempt(n + 1), retryMs * 2 ** (n - 1)).unref();
@@ -64,5 +121,18 @@ export function analysisAnnouncer(
       );
     };
     attempt(1);
+  };
+}
+
+/** Announces each analysed call (ANALYSIS=on) to the operator gateway. */
+export function analysisAnnouncer(
+  deliver: NotificationFunction,
+  logger: Logger,
+  retryMs = FIRST_RETRY_MS,
+): (record: CallRecord) => void {
+  const announce = callEventAnnouncer(deliver, logger, retryMs);
+  return (record) => {
+    const event = analysisEvent(record);
+    if (event) announce(event);
   };
 }

@@ -13,7 +13,7 @@ const LEVELS: readonly (readonly string[])[] = [
   // app.ts and the wiring it is made of.
   ['app.ts', 'originator.ts', 'outbound-reports.ts'],
   ['admin', 'webhooks', 'outbound', 'fleet'],
-  ['carriers'],
+  ['carriers', 'recording'],
   ['call'],
   ['trust'],
   ['agent', 'speech'],

@@ -525,6 +525,20 @@ export function storeContract(name: string, harness: () => Promise<StoreHarness>
         expect(await store.getCallRecord('CA-unknown')).toBeNull();
       });
 
+      it('keeps the recording of a recorded call: state, duration, size and pauses', async () => {
+        const record = callRecord('CA-recorded', Date.now() - 60_000, {
+          recording: {
+            state: 'ready',
+            durationMs: 61_240,
+            bytes: 1_959_724,
+            pauses: [{ atMs: 20_500, durationMs: 8_000 }],
+          },
+        });
+        await store.saveCallRecord(record);
+        expect((await store.getCallRecord('CA-recorded'))?.recording).toEqual(record.recording);
+        expect((await store.listCallRecords({ limit: 10 })).calls[0]?.recording).toEqual(record.recording);
+      });
+
       it('replaces a record saved again under the same callSid, in lookups and in listings', async () => {
         const t = Date.now() - 60 * 60_000;
         await store.saveCallRecord(callRecord('CA-again', t));

@@ -8,6 +8,7 @@ import { writeStereoWav } from './call-tape.js';
 import { packageRoot } from '../package-root.js';
 import { cliAdminToken } from '../../campaign-cli/token.js';
 import { analysisReport } from './call-analysis.js';
+import { recordingReport } from './recording-report.js';
 import type { SimDialect } from './dialect.js';
 import { DEFAULT_DIALECT, dialectNames, findDialect } from './dialects/index.js';
 import type { CallEvent } from './events.js';
@@ -29,7 +30,9 @@ const processIo: CommandIo = {
 const E164 = /^\+[1-9]\d{1,14}$/;
 const USAGE =
   `usage: callbridge call [--server URL] [--carrier ${dialectNames().join('|')}] [--wav FILE] [--out FILE] ` +
-  '[--from E164] [--to E164] [--hold-ms N] [--no-wait] [--no-analysis] [--verbose]';
+  '[--from E164] [--to E164] [--hold-ms N] [--no-wait] [--no-analysis] [--record] [--verbose]';
+/** How long to wait for the server to complete the call's recording. */
+const RECORDING_WAIT_MS = 15_000;
 /** How long to wait for the server's post-call analysis of the call. */
 const ANALYSIS_WAIT_MS = 30_000;
 /** The caller phrase sent without --wav: raw μ-law 8 kHz, shipped with the package. */
@@ -49,6 +52,8 @@ interface CallArgs {
   verbose: boolean;
   /** Wait for and print the server's analysis of the call (`--no-analysis` skips it). */
   analysis: boolean;
+  /** Print where the call's recording is once the server completed it (`--record`). */
+  record: boolean;
 }
 
 class UsageError extends Error {}
@@ -131,6 +136,17 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
     });
     for (const line of lines) io.stdout(`${line}\n`);
   }
+  if (parsed.record) {
+    const lines = await recordingReport({
+      server: parsed.server,
+      callSid: result.callSid,
+      token: adminToken(io.env),
+      dataDir: io.env.DATA_DIR?.trim() || './data',
+      timeoutMs: RECORDING_WAIT_MS,
+      intervalMs: 250,
+    });
+    for (const line of lines) io.stdout(`${line}\n`);
+  }
   if (result.ok) return 0;
   const nothingHeard = result.heard.length === 0 ? ', and the caller heard nothing' : '';
   io.stderr(`callbridge call: call failed: ${result.endReason}${nothingHeard}\n`);
@@ -152,6 +168,7 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
         'hold-ms': { type: 'string' },
         'no-wait': { type: 'boolean' },
         'no-analysis': { type: 'boolean' },
+        record: { type: 'boolean' },
         verbose: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -199,6 +216,7 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
     waitForGreeting: values['no-wait'] !== true,
     verbose: values.verbose === true,
     analysis: values['no-analysis'] !== true,
+    record: values.record === true,
   };
 }
 

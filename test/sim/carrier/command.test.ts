@@ -25,9 +25,12 @@ let dir: string;
 let http: Server | undefined;
 /** Caller audio the server received, in order. */
 let callerAudio: Buffer[] = [];
+/** Reads of a call record through the admin API. */
+let recordAsks = 0;
 
 beforeEach(async () => {
   callerAudio = [];
+  recordAsks = 0;
   dir = await mkdtemp(join(tmpdir(), 'callbridge-call-'));
 });
 
@@ -58,6 +61,18 @@ async function startServer(
   const wss = new WebSocketServer({ server: http, path: '/media/twilio' });
   let base = '';
   http.on('request', async (req, res) => {
+    // The admin API's record of a call, as `--record` reads it: recorded once asked twice.
+    if (req.method === 'GET' && req.url?.startsWith('/v1/calls/')) {
+      const asked = ++recordAsks;
+      const recorded =
+        asked >= 2 ? { recording: { state: 'ready', durationMs: 1500, bytes: 48_044, pauses: [] } } : {};
+      const authorized = req.headers.authorization === 'Bearer admin-token-for-command-tests';
+      res.writeHead(authorized ? 200 : 401, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify(authorized ? { callSid: req.url.split('/')[3], profile: 'support', ...recorded } : {}),
+      );
+      return;
+    }
     let body = '';
     for await (const chunk of req) body += chunk;
     const params = Object.fromEntries(new URLSearchParams(body));
@@ -198,6 +213,31 @@ describe('callbridge call against a server', () => {
     const spoken = Buffer.concat(callerAudio.slice(firstWords));
     expect(spoken.length).toBeGreaterThanOrEqual(WORDS_BEFORE_HANGUP * 160);
     expect(spoken).toEqual(phrase.subarray(0, spoken.length));
+  });
+
+  it('prints where the recording is with --record, once the server completed it', async () => {
+    const server = await startServer('answer');
+    const { io, out, err } = captureIo({
+      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+      ADMIN_TOKEN: 'admin-token-for-command-tests',
+      DATA_DIR: '/srv/callbridge',
+    });
+    const code = await callCommand(
+      ['--server', server, '--wav', await tinyWav(), '--no-analysis', '--record'],
+      io,
+    );
+    expect(err()).toBe('');
+    expect(code).toBe(0);
+    const sid = /call (\S+) ended/.exec(out())![1]!;
+    expect(out()).toContain(
+      [
+        'recording: ready, 1.5 s, 48044 bytes',
+        `  url:  ${server}/v1/calls/${sid}/recording`,
+        `  file: /srv/callbridge/recordings/${sid}.wav (with RECORDING_STORE=file)`,
+        `  listen: curl -H "Authorization: Bearer $ADMIN_TOKEN" ${server}/v1/calls/${sid}/recording -o ${sid}.wav`,
+      ].join('\n'),
+    );
+    expect(recordAsks).toBe(2);
   });
 
   it('speaks at once with --no-wait', async () => {

@@ -1,0 +1,203 @@
+// Recordings in an S3 bucket, or any S3-compatible store (`S3_ENDPOINT`): `<prefix><callSid>.wav`,
+// uploaded while the call runs with the SDK's multipart upload (parts of 5 MiB, one in flight, so
+// a call holds at most about two parts in memory however long it is). A part, once sent, cannot be
+// rewritten: the stored header keeps the streaming sizes (0xFFFFFFFF), which players read to the
+// end, and the recording route serves the header with the sizes filled in.
+//
+// Retention is a second, empty object per recording, `<prefix>expiry/<expiresAtMs>/<callSid>`,
+// zero-padded so a listing in key order meets the earliest expiries first.
+import { PassThrough, Readable } from 'node:stream';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { RecordingStoreConfig } from '../config/recording.js';
+import { isStorableCallSid, type RecordingStore, type RecordingUpload } from './store.js';
+
+type S3Config = Extract<RecordingStoreConfig, { kind: 's3' }>;
+
+/** S3's smallest part but the last. */
+const PART_BYTES = 5 * 1024 * 1024;
+const EXPIRY_DIGITS = 15;
+const EXPIRES_META = 'expires-at';
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404;
+}
+
+class S3Upload implements RecordingUpload {
+  readonly #body = new PassThrough();
+  readonly #upload: Upload;
+  readonly #done: Promise<void>;
+  #closed = false;
+
+  constructor(client: S3Client, bucket: string, key: string, expiresAtMs: number) {
+    this.#upload = new Upload({
+      client,
+      params: {
+        Bucket: bucket,
+        Key: key,
+        Body: this.#body,
+        ContentType: 'audio/wav',
+        Metadata: { [EXPIRES_META]: String(expiresAtMs) },
+      },
+      partSize: PART_BYTES,
+      queueSize: 1,
+      leavePartsOnError: false,
+    });
+    // Settled here so an upload failing mid-call is never an unhandled rejection.
+    this.#done = this.#upload.done().then(() => undefined);
+    this.#done.catch(() => {});
+  }
+
+  get pendingBytes(): number {
+    return this.#body.writableLength + this.#body.readableLength;
+  }
+
+  write(bytes: Buffer): void {
+    if (this.#closed || bytes.length === 0) return;
+    this.#body.write(bytes);
+  }
+
+  rewriteStart(): void {
+    // Sent parts are final: the header is completed when served (see above).
+  }
+
+  async end(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.#body.end();
+    }
+    await this.#done;
+  }
+
+  async abort(): Promise<void> {
+    this.#closed = true;
+    await this.#upload.abort().catch(() => {});
+    this.#body.destroy();
+  }
+}
+
+export class S3RecordingStore implements RecordingStore {
+  readonly kind = 's3';
+  readonly #client: S3Client;
+  readonly #bucket: string;
+  readonly #prefix: string;
+
+  constructor(config: S3Config) {
+    const options: S3ClientConfig = {
+      region: config.region,
+      forcePathStyle: config.forcePathStyle,
+      // S3-compatible stores differ in the newer integrity checksums; send them only where required.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      ...(config.endpoint !== null ? { endpoint: config.endpoint } : {}),
+      ...(config.credentials !== null ? { credentials: config.credentials } : {}),
+    };
+    this.#client = new S3Client(options);
+    this.#bucket = config.bucket;
+    this.#prefix = config.prefix;
+  }
+
+  begin(callSid: string, expiresAtMs: number): RecordingUpload {
+    this.#check(callSid);
+    // The expiry goes first: a recording is never kept without one.
+    this.#client
+      .send(
+        new PutObjectCommand({
+          Bucket: this.#bucket,
+          Key: this.#expiryKey(expiresAtMs, callSid),
+          Body: '',
+          ContentLength: 0,
+        }),
+      )
+      .catch(() => {});
+    return new S3Upload(this.#client, this.#bucket, this.#key(callSid), expiresAtMs);
+  }
+
+  async size(callSid: string): Promise<number | null> {
+    return (await this.#head(callSid))?.size ?? null;
+  }
+
+  async read(callSid: string, start: number, end: number): Promise<Readable> {
+    this.#check(callSid);
+    const answer = await this.#client.send(
+      new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(callSid), Range: `bytes=${start}-${end}` }),
+    );
+    const body = answer.Body;
+    if (body instanceof Readable) return body;
+    if (!body) return Readable.from([]);
+    return Readable.fromWeb(body.transformToWebStream() as Parameters<typeof Readable.fromWeb>[0]);
+  }
+
+  async remove(callSid: string): Promise<boolean> {
+    const head = await this.#head(callSid);
+    if (!head) return false;
+    await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(callSid) }));
+    if (head.expiresAtMs !== null) {
+      await this.#client
+        .send(
+          new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#expiryKey(head.expiresAtMs, callSid) }),
+        )
+        .catch(() => {});
+    }
+    return true;
+  }
+
+  async removeExpired(nowMs: number, limit: number): Promise<string[]> {
+    const listing = await this.#client.send(
+      new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: `${this.#prefix}expiry/`, MaxKeys: limit }),
+    );
+    const removed: string[] = [];
+    for (const { Key: key } of listing.Contents ?? []) {
+      const match = key === undefined ? null : /\/(\d+)\/([^/]+)$/.exec(key);
+      if (!key || !match) continue;
+      // Keys list in order of expiry: past the first one still running, none has ended.
+      if (Number(match[1]) > nowMs) break;
+      const callSid = match[2]!;
+      if (isStorableCallSid(callSid)) {
+        await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(callSid) }));
+      }
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key }));
+      removed.push(callSid);
+    }
+    return removed;
+  }
+
+  async close(): Promise<void> {
+    this.#client.destroy();
+  }
+
+  async #head(callSid: string): Promise<{ size: number; expiresAtMs: number | null } | null> {
+    if (!isStorableCallSid(callSid)) return null;
+    try {
+      const head = await this.#client.send(
+        new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#key(callSid) }),
+      );
+      const expires = Number(head.Metadata?.[EXPIRES_META]);
+      return { size: head.ContentLength ?? 0, expiresAtMs: Number.isSafeInteger(expires) ? expires : null };
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
+  #check(callSid: string): void {
+    if (!isStorableCallSid(callSid)) throw new RangeError('not a call id a recording can be stored under');
+  }
+
+  #key(callSid: string): string {
+    return `${this.#prefix}${callSid}.wav`;
+  }
+
+  #expiryKey(expiresAtMs: number, callSid: string): string {
+    return `${this.#prefix}expiry/${String(Math.max(0, Math.floor(expiresAtMs))).padStart(EXPIRY_DIGITS, '0')}/${callSid}`;
+  }
+}
