@@ -15,7 +15,15 @@ import { registerCampaignAdminRoutes } from './admin/campaigns.js';
 import { registerDncAdminRoutes } from './admin/dnc.js';
 import { registerLiveCallAdminRoutes } from './admin/live-calls.js';
 import { registerRecordingAdminRoutes } from './admin/recordings.js';
+import { registerListenRoutes } from './admin/listen.js';
+import { registerLiveEventRoutes } from './admin/live-events.js';
+import { registerAuditRoutes } from './admin/audit.js';
+import { consoleFiles } from './admin/console-files.js';
+import { registerKeyAdminRoutes } from './admin/keys.js';
+import { registerOpenApi } from './admin/openapi.js';
 import { adminApi } from './admin/plugin.js';
+import type { DeclaredRoute } from './admin/roles.js';
+import { registerSessionRoutes } from './admin/session.js';
 import type { AgentDialer } from './agent/dialer.js';
 import { AdmissionControl } from './call/admission.js';
 import type { CarrierAdapter } from './call/carrier-port.js';
@@ -99,6 +107,8 @@ export interface AppDeps {
   releaseRemotePrewarm?: (stream: ForeignStream) => void;
   /** Call recordings and their store; default: the store `RECORDING_STORE` names. */
   recordings?: Recordings;
+  /** Where the built console is (tests); default: dist/console of this checkout. */
+  consoleDir?: string;
 }
 
 export interface CallbridgeState {
@@ -120,6 +130,8 @@ export interface CallbridgeState {
   prompts: PromptAudio;
   /** Call recordings and the store every instance shares (docs/recordings.md). */
   recordings: Recordings;
+  /** Every /v1 route with the role it declares (src/admin/roles.ts). */
+  adminRoutes: DeclaredRoute[];
 }
 
 declare module 'fastify' {
@@ -239,6 +251,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     outbound,
     fleet,
     draining: false,
+    adminRoutes: [],
     // Without a configured renderer the bundled recordings play.
     prompts:
       deps.prompts ??
@@ -272,6 +285,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     throw new NotFoundError(`no route for ${req.method} ${req.url.split('?')[0]}`);
   });
 
+  // Before any route: the OpenAPI document is generated from every route registered after it.
+  await registerOpenApi(app);
   await app.register(websocket, {
     options: { maxPayload: MAX_MEDIA_FRAME_BYTES },
     errorHandler: (err, socket, req) => {
@@ -396,33 +411,54 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: fleet.feed }),
   );
   await app.register(gateway.plugin);
+  await app.register(consoleFiles(deps.consoleDir));
   if (config.adminToken) {
     await app.register(
-      adminApi(config.adminToken, [
-        (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
-        (scope) => registerCallAdminRoutes(scope, { store: deps.store, live: fleet.calls }),
-        (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls, dialPolicy }),
-        (scope) =>
-          registerRecordingAdminRoutes(scope, {
-            recordings: recordings.store,
-            calls: fleet.calls,
-            records: deps.store,
-          }),
-        (scope) =>
-          registerPlaceCallRoutes(scope, {
-            profiles: config.profiles,
-            defaultProfile: config.numbers.default,
-            carriers: outboundCalls?.carriers ?? [],
-            admit: (carrier) => intake.admit(carrier),
-            dialPolicy,
-            fetchPolicy,
-            isDoNotCall: async (number) => (await deps.store.getDoNotCall(number)) !== null,
-            place: (call) =>
-              outboundCalls!.place({ ...call, attemptId: null, campaignId: null, contact: null }),
-          }),
-        (scope) => registerCampaignAdminRoutes(scope, { campaigns: outbound.service }),
-        (scope) => registerDncAdminRoutes(scope, { store: deps.store, now: Date.now }),
-      ]),
+      adminApi(
+        { adminToken: config.adminToken, store: deps.store, now: Date.now, catalogue: state.adminRoutes },
+        [
+          (scope) =>
+            registerSessionRoutes(scope, {
+              store: deps.store,
+              adminToken: config.adminToken!,
+              now: Date.now,
+            }),
+          (scope) => registerKeyAdminRoutes(scope, { store: deps.store, now: Date.now }),
+          (scope) => registerAuditRoutes(scope, { store: deps.store }),
+          (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
+          (scope) => registerCallAdminRoutes(scope, { store: deps.store, live: fleet.calls }),
+          (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls, dialPolicy }),
+          (scope) =>
+            registerRecordingAdminRoutes(scope, {
+              recordings: recordings.store,
+              calls: fleet.calls,
+              records: deps.store,
+            }),
+          (scope) => registerListenRoutes(scope, { listening: fleet.listening }),
+          (scope) =>
+            registerLiveEventRoutes(scope, {
+              live: fleet.live,
+              feed: fleet.feed,
+              campaigns: outbound.service,
+              store: deps.store,
+              now: Date.now,
+            }),
+          (scope) =>
+            registerPlaceCallRoutes(scope, {
+              profiles: config.profiles,
+              defaultProfile: config.numbers.default,
+              carriers: outboundCalls?.carriers ?? [],
+              admit: (carrier) => intake.admit(carrier),
+              dialPolicy,
+              fetchPolicy,
+              isDoNotCall: async (number) => (await deps.store.getDoNotCall(number)) !== null,
+              place: (call) =>
+                outboundCalls!.place({ ...call, attemptId: null, campaignId: null, contact: null }),
+            }),
+          (scope) => registerCampaignAdminRoutes(scope, { campaigns: outbound.service }),
+          (scope) => registerDncAdminRoutes(scope, { store: deps.store, now: Date.now }),
+        ],
+      ),
       { prefix: '/v1' },
     );
   }

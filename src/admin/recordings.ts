@@ -14,6 +14,7 @@ import { BYTES_PER_FRAME, headerSampleRate, WAV_HEADER_BYTES, wavHeader } from '
 import type { CallRecord } from '../store/call-record.js';
 import { byteRange } from './byte-range.js';
 import { callSidOf, settle } from './live-calls.js';
+import { CallSidParams, errors, NoContent, RecordingControlAnswer, WavAudio } from './schemas.js';
 
 export interface RecordingAdminDeps {
   recordings: RecordingStore;
@@ -60,49 +61,85 @@ function servedBytes(
 export function registerRecordingAdminRoutes(scope: FastifyInstance, deps: RecordingAdminDeps): void {
   const { recordings: store } = deps;
 
-  scope.get<{ Params: { callSid: string } }>('/calls/:callSid/recording', async (request, reply) => {
-    const callSid = callSidOf(request.params.callSid);
-    const { size, header } = await servedFile(store, callSid);
-    reply
-      .header('content-type', 'audio/wav')
-      .header('accept-ranges', 'bytes')
-      .header('cache-control', 'private, no-store')
-      .header('content-disposition', `inline; filename="${callSid}.wav"`);
-    const range = byteRange(request.headers.range, size);
-    if (range.kind === 'unsatisfiable') {
-      return reply.code(416).header('content-range', `bytes */${size}`).send();
-    }
-    const [start, end] = range.kind === 'part' ? [range.start, range.end] : [0, size - 1];
-    if (range.kind === 'part') reply.code(206).header('content-range', `bytes ${start}-${end}/${size}`);
-    reply.header('content-length', end - start + 1);
-    return reply.send(servedBytes(store, callSid, header, start, end));
-  });
+  scope.get<{ Params: { callSid: string } }>(
+    '/calls/:callSid/recording',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: "A call's recording as audio/wav, with Range",
+        params: CallSidParams,
+        response: { 200: WavAudio, 206: WavAudio, ...errors(404, 416) },
+      },
+    },
+    async (request, reply) => {
+      const callSid = callSidOf(request.params.callSid);
+      const { size, header } = await servedFile(store, callSid);
+      reply
+        .header('content-type', 'audio/wav')
+        .header('accept-ranges', 'bytes')
+        .header('cache-control', 'private, no-store')
+        .header('content-disposition', `inline; filename="${callSid}.wav"`);
+      const range = byteRange(request.headers.range, size);
+      if (range.kind === 'unsatisfiable') {
+        return reply.code(416).header('content-range', `bytes */${size}`).send();
+      }
+      const [start, end] = range.kind === 'part' ? [range.start, range.end] : [0, size - 1];
+      if (range.kind === 'part') reply.code(206).header('content-range', `bytes ${start}-${end}/${size}`);
+      reply.header('content-length', end - start + 1);
+      return reply.send(servedBytes(store, callSid, header, start, end));
+    },
+  );
 
-  scope.delete<{ Params: { callSid: string } }>('/calls/:callSid/recording', async (request, reply) => {
-    const callSid = callSidOf(request.params.callSid);
-    let removed: boolean;
-    try {
-      removed = await store.remove(callSid);
-    } catch {
-      throw new UnavailableError('the recording store cannot be reached right now; retry later');
-    }
-    if (!removed) throw new NotFoundError(`no recording of call ${JSON.stringify(callSid)}`);
-    const record = await deps.records.getCallRecord(callSid).catch(() => null);
-    if (record?.recording) {
-      await deps.records
-        .saveCallRecord({ ...record, recording: { ...record.recording, state: 'deleted' } })
-        .catch(() => {});
-    }
-    return reply.code(204).send();
-  });
+  scope.delete<{ Params: { callSid: string } }>(
+    '/calls/:callSid/recording',
+    {
+      config: { role: 'operator' },
+      schema: {
+        summary: "Remove a call's recording from the store",
+        params: CallSidParams,
+        response: { 204: NoContent, ...errors(404, 503) },
+      },
+    },
+    async (request, reply) => {
+      const callSid = callSidOf(request.params.callSid);
+      let removed: boolean;
+      try {
+        removed = await store.remove(callSid);
+      } catch {
+        throw new UnavailableError('the recording store cannot be reached right now; retry later');
+      }
+      if (!removed) throw new NotFoundError(`no recording of call ${JSON.stringify(callSid)}`);
+      const record = await deps.records.getCallRecord(callSid).catch(() => null);
+      if (record?.recording) {
+        await deps.records
+          .saveCallRecord({ ...record, recording: { ...record.recording, state: 'deleted' } })
+          .catch(() => {});
+      }
+      await request.audit('recording.delete', callSid);
+      return reply.code(204).send();
+    },
+  );
 
   for (const action of ['pause', 'resume'] as const satisfies readonly RecordingAction[]) {
-    scope.post<{ Params: { callSid: string } }>(`/calls/:callSid/recording/${action}`, async (request) => {
-      const callSid = callSidOf(request.params.callSid);
-      return {
-        ...settle(callSid, await deps.calls.recording(callSid, action)),
-        recording: action === 'pause' ? 'paused' : 'recording',
-      };
-    });
+    scope.post<{ Params: { callSid: string } }>(
+      `/calls/:callSid/recording/${action}`,
+      {
+        config: { role: 'operator' },
+        schema: {
+          summary: `${action === 'pause' ? 'Pause' : 'Resume'} a live call's recording, wherever it runs`,
+          params: CallSidParams,
+          response: { 200: RecordingControlAnswer, ...errors(404, 409, 503) },
+        },
+      },
+      async (request) => {
+        const callSid = callSidOf(request.params.callSid);
+        const answer = {
+          ...settle(callSid, await deps.calls.recording(callSid, action)),
+          recording: action === 'pause' ? 'paused' : 'recording',
+        };
+        await request.audit(`recording.${action}`, callSid);
+        return answer;
+      },
+    );
   }
 }

@@ -15,9 +15,15 @@ import { DEFAULT_REDIS_KEY_PREFIX } from '../store/redis.js';
 import { fleetLiveCalls } from './fleet-calls.js';
 import { DEFAULT_FLEET_TIMING, type FleetTiming, fleetKeys } from './keys.js';
 import { LiveDirectory } from './live-directory.js';
+import { type CallListening, fleetListening, localListening } from './listen.js';
+import { LiveFeed } from './live-feed.js';
 import { type LocalCallsDeps, localLiveCalls } from './local-calls.js';
 import { connectFleetRedis } from './redis-clients.js';
 import { FleetRelay } from './relay.js';
+
+/** A followed live-calls feed reads the directory at least this often, and at most once per change burst. */
+const LIVE_REFRESH_MS = 2_000;
+const LIVE_COALESCE_MS = 100;
 
 export interface FleetDeps {
   config: Pick<Config, 'instanceId' | 'region' | 'redisUrl' | 'redisKeyPrefix'>;
@@ -41,6 +47,10 @@ export interface Fleet {
   releaseRemotePrewarm(stream: ForeignStream): void;
   /** Whether the shared store answers; new calls are declined while it does not. */
   storeReachable(): boolean;
+  /** The live calls of the whole deployment as they start, change and end (one per instance). */
+  live: LiveFeed;
+  /** Listen-in on a live call. */
+  listening: CallListening;
   close(): Promise<void>;
 }
 
@@ -53,12 +63,23 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
     ...(deps.recording ? { recording: deps.recording } : {}),
   });
   if (!config.redisUrl) {
+    const live = new LiveFeed({
+      list: local.list,
+      refreshEveryMs: LIVE_REFRESH_MS,
+      coalesceMs: LIVE_COALESCE_MS,
+    });
+    const unwatchLocal = registry.watch(() => live.changed());
     return {
       calls: local,
+      live,
+      listening: localListening(registry),
       feed: events,
       releaseRemotePrewarm: () => {},
       storeReachable: () => true,
-      close: async () => {},
+      close: async () => {
+        unwatchLocal();
+        live.close();
+      },
     };
   }
 
@@ -73,6 +94,17 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
     timing,
     localCalls: local.listNow,
     logger,
+  });
+  const listening = fleetListening({
+    local: localListening(registry),
+    commands: redis.commands,
+    subscriber: redis.subscriber,
+    keys,
+    ownerOf: async (callSid) => {
+      const entry = (await directory.list()).find((call) => call.callSid === callSid);
+      return entry && entry.instance !== config.instanceId ? entry.instance : null;
+    },
+    ask: (instance, callSid) => relay.tell(instance, { type: 'listen', callSid }),
   });
   const relay = new FleetRelay({
     commands: redis.commands,
@@ -108,6 +140,9 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
           const outcome = await local.recording(message.callSid, message.action);
           return outcome.ok ? { ok: true } : { ok: false, reason: outcome.reason, message: outcome.message };
         }
+        case 'listen':
+          listening.relayFrom(message.callSid);
+          return null;
       }
     },
   });
@@ -118,8 +153,25 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
     await redis.close();
     throw err;
   }
+  const live = new LiveFeed({
+    list: () => directory.list(),
+    refreshEveryMs: Math.max(LIVE_REFRESH_MS, timing.heartbeatMs),
+    coalesceMs: LIVE_COALESCE_MS,
+    onError: (err) => logger.warn({ err: err.message }, 'the live-calls feed cannot read the directory'),
+  });
+  // Every instance says when its calls changed; consoles here then read the directory once.
+  redis.subscriber.on('message', (channel: string) => {
+    if (channel === keys.liveChanged) live.changed();
+  });
+  await redis.subscriber.subscribe(keys.liveChanged);
   // The directory follows calls as they start and end, between beats too.
-  const unwatch = registry.watch(() => void directory.beat());
+  const unwatch = registry.watch(() => {
+    void directory.beat().then(() =>
+      redis.commands.publish(keys.liveChanged, config.instanceId).catch(() => {
+        // Redis away: consoles elsewhere see the change at their next refresh.
+      }),
+    );
+  });
   // Every event of a call carried here goes out on the call's channel, for observers elsewhere.
   const untap = events.tap((callSid, event) => relay.publishEvent(callSid, event));
 
@@ -153,8 +205,11 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
         );
     },
     storeReachable: () => directory.healthy && redis.commands.status === 'ready',
+    live,
+    listening,
     async close() {
       unwatch();
+      live.close();
       untap();
       relay.close();
       await directory.stop();

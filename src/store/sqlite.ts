@@ -2,6 +2,7 @@
 // restarts of one instance; several instances share state through the Redis adapter instead.
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { accessMigrations, sqliteAccess } from './sqlite/access.js';
 import { analysisJobMigrations, sqliteAnalysisJobs } from './sqlite/analysis-jobs.js';
 import { callRecordMigrations, sqliteCallRecords } from './sqlite/call-records.js';
 import { campaignMigrations, sqliteCampaigns } from './sqlite/campaigns.js';
@@ -58,6 +59,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...campaignMigrations,
     ...dialerHeartbeatMigrations,
     ...doNotCallMigrations,
+    ...accessMigrations,
   ]);
 
   const onceClaims = sqliteOnceClaims(db, now, limits.clockSkewAllowanceMs);
@@ -65,7 +67,9 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   const counters = sqliteWindowCounters(db, now);
   const { prune: pruneCampaigns, ...campaigns } = sqliteCampaigns(db, now);
   const { prune: pruneHeartbeats, ...heartbeats } = sqliteDialerHeartbeats(db, now);
+  const { prune: pruneSessions, ...access } = sqliteAccess(db, now);
   const prune = () => {
+    pruneSessions();
     onceClaims.prune();
     idempotency.prune();
     counters.prune();
@@ -90,6 +94,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...campaigns,
     ...heartbeats,
     ...sqliteDoNotCall(db),
+    ...access,
     async close() {
       clearInterval(pruneTimer);
       if (db.open) db.close();
