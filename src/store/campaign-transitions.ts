@@ -1,5 +1,5 @@
-// What both campaign adapters agree on: how a contact record changes at each step, the pace's token
-// bucket, and the cursors. The adapters differ only in how they make each step atomic.
+// What both campaign adapters agree on: how a contact record changes at each step, and the cursors
+// (the pace is pace.ts). The adapters differ only in how they make each step atomic.
 import { BadRequestError } from '../errors.js';
 import {
   type AttemptSummary,
@@ -116,32 +116,6 @@ export function readContact(json: string): ContactRecord {
   if (!Array.isArray(contact.attempts)) contact.attempts = [];
   if (Array.isArray(contact.variables)) contact.variables = {};
   return contact;
-}
-
-export interface Bucket {
-  tokens: number;
-  atMs: number;
-}
-
-/** One second's worth of calls, at least one: the most a campaign dials at once after a lull. */
-export const bucketCapacity = (callsPerSecond: number) => Math.max(1, callsPerSecond);
-
-/**
- * Takes one token from a bucket refilled at `callsPerSecond` (a missing bucket is full). A clock
- * behind the bucket's (another instance's) refills nothing rather than going back.
- */
-export function takeToken(
-  bucket: Bucket | null,
-  nowMs: number,
-  callsPerSecond: number,
-): { ok: true; bucket: Bucket } | { ok: false; waitMs: number } {
-  const capacity = bucketCapacity(callsPerSecond);
-  const at = bucket === null ? nowMs : Math.max(bucket.atMs, nowMs);
-  const elapsed = bucket === null ? 0 : Math.max(0, nowMs - bucket.atMs);
-  const tokens =
-    bucket === null ? capacity : Math.min(capacity, bucket.tokens + (elapsed * callsPerSecond) / 1000);
-  if (tokens >= 1) return { ok: true, bucket: { tokens: tokens - 1, atMs: at } };
-  return { ok: false, waitMs: Math.max(1, Math.ceil(((1 - tokens) * 1000) / callsPerSecond)) };
 }
 
 export function emptyTally(): ContactTally {
