@@ -41,7 +41,9 @@ import {
   MAX_CONTACTS_PER_CAMPAIGN,
 } from '../campaign-store.js';
 import {
+  ACCEPTS_CONTACTS,
   beginOnContact,
+  CANCELLED_NOTE,
   callSidOnContact,
   closeOnContact,
   decodeCursor,
@@ -74,10 +76,10 @@ const addBatch = redisScript(`
 local meta = redis.call('GET', KEYS[1])
 if not meta then return {'not_found'} end
 local state = cjson.decode(meta).state
-if state ~= 'draft' and state ~= 'running' and state ~= 'paused' then return {'ended'} end
+if not string.find(ARGV[2], ' ' .. state .. ' ', 1, true) then return {'ended'} end
 local max = tonumber(ARGV[1])
 local out = {}
-local i = 2
+local i = 3
 while i <= #ARGV do
   local phone, json, vars = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   if phone ~= '' and redis.call('HEXISTS', KEYS[4], phone) == 1 then
@@ -426,7 +428,7 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
       let added = 0;
       for (let start = 0; start < contacts.length || start === 0; start += ADD_BATCH) {
         const batch = contacts.slice(start, start + ADD_BATCH);
-        const args: string[] = [String(MAX_CONTACTS_PER_CAMPAIGN)];
+        const args: string[] = [String(MAX_CONTACTS_PER_CAMPAIGN), ` ${ACCEPTS_CONTACTS.join(' ')} `];
         for (const contact of batch) {
           const record = newContactRecord(id, 0, contact, nowMs);
           const named = Object.entries(contact.variables)
@@ -543,7 +545,7 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
       for (const seq of [...pending, ...retry].slice(0, limit)) {
         const done = await closeContact(id, Number(seq), {
           outcome: 'cancelled',
-          note: 'the campaign was cancelled',
+          note: CANCELLED_NOTE,
           nowMs,
         });
         if (done) closed += 1;

@@ -26,6 +26,8 @@ import {
   readContact,
   seqCursor,
   seqFromCursor,
+  ACCEPTS_CONTACTS,
+  CANCELLED_NOTE,
 } from '../campaign-transitions.js';
 import { readPaceState, takePaceSlot, writePaceState } from '../pace.js';
 import type { Clock } from '../store.js';
@@ -268,8 +270,7 @@ export function sqliteCampaigns(db: Database, now: Clock): SqliteCampaigns {
     (campaignId: string, contacts: Parameters<CampaignContacts['addContacts']>[1], nowMs: number) => {
       const found = readCampaign(campaignId);
       if (!found) return { ok: false, reason: 'not_found' } as const;
-      if (!['draft', 'running', 'paused'].includes(found.record.state))
-        return { ok: false, reason: 'ended' } as const;
+      if (!ACCEPTS_CONTACTS.includes(found.record.state)) return { ok: false, reason: 'ended' } as const;
       let seq = found.row.next_seq;
       const duplicates: number[] = [];
       const refused: number[] = [];
@@ -328,8 +329,7 @@ export function sqliteCampaigns(db: Database, now: Clock): SqliteCampaigns {
 
   const cancelWaiting = db.transaction((campaignId: string, limit: number) => {
     const seqs = q.waiting.all(campaignId, limit).map((row) => row.seq);
-    for (const seq of seqs)
-      close(campaignId, seq, { outcome: 'cancelled', note: 'the campaign was cancelled' });
+    for (const seq of seqs) close(campaignId, seq, { outcome: 'cancelled', note: CANCELLED_NOTE });
     return seqs.length;
   });
 
