@@ -4,6 +4,7 @@
 // carrier may lift (429, 5xx) puts the contact back without spending an attempt, after a delay that
 // doubles per refusal of that contact; one refused for good fails the attempt (carrier-errors.ts);
 // no answer at all leaves the attempt open for a callback to name it (reconcile.ts).
+import { backoffDelayMs } from '../retry.js';
 import type { CampaignRecord, ContactRecord, OpenAttempt } from '../store/campaign-records.js';
 import { classifyOriginateError } from './carrier-errors.js';
 import type { DialerContext } from './dialer-context.js';
@@ -110,10 +111,10 @@ export class Dispatcher {
       return;
     }
     if (kind === 'retry_later' && contact.carrierErrors + 1 < options.maxCarrierRefusals) {
-      const delay = Math.min(
-        options.carrierRetryMaxDelayMs,
-        options.carrierRetryDelayMs * 2 ** contact.carrierErrors,
-      );
+      const delay = backoffDelayMs(contact.carrierErrors + 1, {
+        firstDelayMs: options.carrierRetryDelayMs,
+        maxDelayMs: options.carrierRetryMaxDelayMs,
+      });
       log.warn({ retryInMs: delay }, 'the carrier refused to place a call for now: the contact waits');
       await this.outcomes.refund(attempt, `carrier error ${code}`, this.ctx.clock.now() + delay);
       return;

@@ -4,6 +4,7 @@
 // every gateway event (notifier.ts signs and posts it); one per call, by its key.
 import type { Logger } from 'pino';
 import type { CallRecord } from '../store/call-record.js';
+import { retryInBackground } from '../retry.js';
 import type { NotificationFunction } from './provider.js';
 
 export const ANALYSIS_EVENT_PROVIDER = 'calls';
@@ -37,7 +38,8 @@ const FIRST_RETRY_MS = 2_000;
 
 /**
  * Announces each analysed call to the operator gateway through `deliver` (notifier.ts), in the
- * background: a failed delivery is tried again a few times with a growing pause, then logged.
+ * background: a failed delivery is tried again a few times with a growing pause (retry.ts), unless
+ * the gateway refused it for good, then logged.
  * Never throws to the analysis worker.
  */
 export function analysisAnnouncer(
@@ -48,21 +50,15 @@ export function analysisAnnouncer(
   return (record) => {
     const event = analysisEvent(record);
     if (!event) return;
-    const attempt = (n: number) => {
-      deliver(event).then(
-        () => logger.debug({ event: event.name, callSid: record.callSid }, 'call event delivered'),
-        (err: Error) => {
-          if (n >= DELIVERY_ATTEMPTS) {
-            logger.error(
-              { event: event.name, callSid: record.callSid, err: err.message },
-              'call event not delivered',
-            );
-            return;
-          }
-          setTimeout(() => attempt(n + 1), retryMs * 2 ** (n - 1)).unref();
-        },
-      );
-    };
-    attempt(1);
+    const log = logger.child({ event: event.name, callSid: record.callSid });
+    retryInBackground(() => deliver(event), {
+      attempts: DELIVERY_ATTEMPTS,
+      backoff: { firstDelayMs: retryMs, maxDelayMs: 60_000 },
+      schedule: (run, delayMs) => setTimeout(run, delayMs).unref(),
+      done: (outcome) => {
+        if (outcome.ok) log.debug('call event delivered');
+        else log.error({ err: (outcome.err as Error).message }, 'call event not delivered');
+      },
+    });
   };
 }
