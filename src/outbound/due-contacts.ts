@@ -9,10 +9,11 @@ import { isWindowOpen, nextOpening } from './windows.js';
 
 const DAY_MS = 24 * 3_600_000;
 /**
- * The pace lets one dial through per slot (store/pace.ts): one contact to dial and one more to learn
- * when the next slot opens, so a pass leases no more than it can use.
+ * The pace lets one dial through per slot (store/pace.ts), a few when catching up after a late
+ * pass: a pass leases a few contacts to dial and one more to learn when the next slot opens, so it
+ * leases little more than it can use.
  */
-const LEASED_PER_PASS = 2;
+const LEASED_PER_PASS = 3;
 
 export type Dispatch = (campaign: CampaignRecord, contact: ContactRecord, attempt: OpenAttempt) => void;
 

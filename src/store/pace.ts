@@ -3,9 +3,10 @@
 //
 // Two limits, both on the dials' start times:
 //   - an even grid: dial n takes the slot 1000/cps after dial n-1's, so the rate over any stretch is
-//     never above the pace. A dial that comes a little late (less than one interval: a timer, a
-//     store round trip) keeps its grid slot, so lateness does not add up and the rate stays at the
-//     pace; one later than that (a lull, the cap, no contact due) starts the grid again from now;
+//     never above the pace. A dial that comes late by less than a second (timers, store round
+//     trips, a busy machine) keeps its grid slot, so lateness does not add up and the dials after
+//     it catch up, within the second limit below; one later than that (a lull, the cap, no contact
+//     due) starts the grid again from now, so a lull is never made up for;
 //   - a sliding second: never more than `mostPerSecond(cps)` dials whose start times lie within
 //     1000 ms of each other, whatever the grid and whatever the clocks of the instances.
 // A fractional pace above one (2.5) is held to its whole part in any second (2): a carrier counts
@@ -39,7 +40,7 @@ export function takePaceSlot(state: PaceState | null, nowMs: number, callsPerSec
   const secondFreeAtMs = recent.length < most ? -Infinity : recent[0]! + SECOND_MS;
   const allowedAtMs = Math.max(nextSlotMs, secondFreeAtMs);
   if (nowMs < allowedAtMs) return { ok: false, waitMs: Math.max(1, Math.ceil(allowedAtMs - nowMs)) };
-  const slotMs = nowMs - nextSlotMs < intervalMs ? nextSlotMs : nowMs;
+  const slotMs = nowMs - nextSlotMs < SECOND_MS ? nextSlotMs : nowMs;
   return { ok: true, state: { slotMs, recentMs: [...recent, nowMs].slice(-most) } };
 }
 
