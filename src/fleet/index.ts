@@ -39,6 +39,10 @@ export interface Fleet {
   releaseRemotePrewarm(stream: ForeignStream): void;
   /** Whether the shared store answers; new calls are declined while it does not. */
   storeReachable(): boolean;
+  /** A peer ready for new calls, where a draining instance prepares them; null without one. */
+  readyPeer(): string | null;
+  /** This instance drains: its peers learn it is no longer ready at once, not at the next beat. */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -51,6 +55,8 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
       feed: events,
       releaseRemotePrewarm: () => {},
       storeReachable: () => true,
+      readyPeer: () => null,
+      drain: async () => {},
       close: async () => {},
     };
   }
@@ -59,12 +65,14 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
   const keys = fleetKeys(config.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX);
   const logger = deps.logger.child({ component: 'fleet' });
   const redis = await connectFleetRedis(config.redisUrl);
+  let draining = false;
   const directory = new LiveDirectory({
     redis: redis.commands,
     keys,
     instance: config.instanceId,
     timing,
     localCalls: local.listNow,
+    isReady: () => !draining,
     logger,
   });
   const relay = new FleetRelay({
@@ -142,6 +150,11 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
         );
     },
     storeReachable: () => directory.healthy && redis.commands.status === 'ready',
+    readyPeer: () => directory.readyPeer(),
+    async drain() {
+      draining = true;
+      await directory.beat();
+    },
     async close() {
       unwatch();
       untap();

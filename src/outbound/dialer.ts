@@ -93,6 +93,17 @@ export class Dialer {
     await this.idle();
   }
 
+  /**
+   * The instance drains: no attempt is claimed from now on, and what was asked of the carrier is
+   * answered and recorded. The calls themselves go on; their outcomes reach the store through
+   * whichever instance gets their callbacks, and the attempts are adopted once this one is gone.
+   */
+  async drain(): Promise<void> {
+    this.scheduler.stop();
+    await this.dispatcher.answered();
+    await this.idle();
+  }
+
   /** Looks for work at once: a campaign started or resumed, or a call slot freed. */
   wake(): void {
     this.scheduler.wake();

@@ -13,8 +13,8 @@ import type { AmdRequest } from './ports.js';
 import { renderTemplate } from './template.js';
 
 export class Dispatcher {
-  /** Attempts this process is asking the carrier to place right now. */
-  private readonly inFlight = new Set<string>();
+  /** Attempts this process is asking the carrier to place right now, and what follows each answer. */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly ctx: DialerContext,
@@ -23,6 +23,11 @@ export class Dispatcher {
 
   isDispatching(attemptId: string): boolean {
     return this.inFlight.has(attemptId);
+  }
+
+  /** Resolves once every request to the carrier made so far is answered and recorded (a drain). */
+  async answered(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
   }
 
   /**
@@ -40,7 +45,6 @@ export class Dispatcher {
       void this.guard(this.outcomes.settle(attempt, 'failed', { reason }, { final: true }));
       return;
     }
-    this.inFlight.add(attempt.id);
     const request = {
       to: contact.phone,
       from: attempt.from,
@@ -57,12 +61,13 @@ export class Dispatcher {
     } catch (err) {
       call = Promise.reject(err);
     }
-    call
+    const answered = call
       .then(
         ({ callSid }) => this.guard(this.placed(campaign, attempt, callSid)),
         (err: unknown) => this.guard(this.refused(campaign, contact, attempt, err)),
       )
       .finally(() => this.inFlight.delete(attempt.id));
+    this.inFlight.set(attempt.id, answered);
   }
 
   /** Tracks work started outside a pass and logs its failure (a store that went away, say). */
