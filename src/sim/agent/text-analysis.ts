@@ -1,7 +1,7 @@
 // What the local text intelligence endpoint answers: a summary, sentiment, topics and intents
 // worked out from the words alone, so the same text always gives the same result. No model: short
 // word lists stand in for one. The answer's shape beyond `results.summary.text` and
-// `results.sentiments` is ours (docs/protocols/speech-service.md 4.6: "Response fields other than those in section 2:
+// `results.sentiments` is ours (docs/protocols/speech-service.md section 5: "Response fields other than those in section 2:
 // not shown"), modelled on segments with an `average`.
 
 export interface ReadFeatures {
