@@ -52,7 +52,9 @@ export async function dialDueContacts(
       seq: contact.seq,
       owner: ctx.owner,
       from: ctx.campaigns.of(campaign).callerIds.pick(contact.country),
-      nowMs: now,
+      // The instant of the claim itself, after the do-not-call lookup: the pace and the attempt's
+      // start time are both this.
+      nowMs: clock.now(),
       maxConcurrent: ctx.campaigns.cap(campaign),
       callsPerSecond: spec.pacing.callsPerSecond,
     });

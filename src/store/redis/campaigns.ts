@@ -572,9 +572,16 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
 
     async beginAttempt(input): Promise<BeginResult> {
       const keys = k(input.campaignId);
-      const result = await casContact(input.campaignId, input.seq, async (contact, json) => {
+      const result = await untilWon(`campaign ${input.campaignId} contact ${input.seq}`, async () => {
+        // Both read in one round trip: the claim then lands as close as it can to `nowMs`.
+        const [json, stored] = await Promise.all([
+          rawContact(input.campaignId, input.seq),
+          client.get(keys.dials),
+        ]);
+        if (json === null) return null;
+        const contact = readContact(json);
         if (!isWaiting(contact.state)) return { ok: false, reason: 'not_waiting' } as const;
-        const paceJson = (await client.get(keys.dials)) ?? '';
+        const paceJson = stored ?? '';
         const pace = takePaceSlot(readPaceState(paceJson), input.nowMs, input.callsPerSecond);
         if (!pace.ok) return { ok: false, reason: 'pace', waitMs: pace.waitMs } as const;
         const begun = beginOnContact(contact, input);
