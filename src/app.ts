@@ -375,6 +375,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       outboundReports.callIdentified(attemptId, carrier, callSid),
     pending: state.pending,
     storeReachable: fleet.storeReachable,
+    readyPeer: fleet.readyPeer,
   });
   const media: MediaSocketDeps = {
     config,

@@ -88,7 +88,29 @@ export class CarrierApiError extends Error {
   }
 }
 
-/** Whether an HTTP status from a carrier API means the same request may succeed later. */
+/**
+ * An event the operator gateway (or a campaign event endpoint) did not take: `retryable` when the
+ * same delivery may work later (no answer, 408, 429, 5xx), not for any other answer (a 4xx refusal
+ * will not change by itself, so the event is dead-lettered at once).
+ */
+export class GatewayDeliveryError extends Error {
+  readonly code: string;
+  readonly retryable: boolean;
+  /** HTTP status, absent when no response arrived. */
+  readonly status: number | undefined;
+  constructor(message: string, opts: { retryable: boolean; status?: number; cause?: unknown }) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'GatewayDeliveryError';
+    this.code = opts.retryable ? 'CALLBRIDGE_GATEWAY_UNAVAILABLE' : 'CALLBRIDGE_GATEWAY_REFUSED';
+    this.retryable = opts.retryable;
+    this.status = opts.status;
+  }
+}
+
+/**
+ * Whether an HTTP status means the same request may succeed later: the one mapping every client
+ * of an HTTP service uses (carriers, the speech service, the agent, the operator gateway).
+ */
 export function retryableStatus(status: number): boolean {
   return status >= 500 || status === 429 || status === 408;
 }

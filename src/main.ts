@@ -212,8 +212,13 @@ closeWithGrace(
   },
   async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an unexpected error');
-    const { registry, pending } = app.callbridge;
+    const { registry, pending, fleet, outbound } = app.callbridge;
     app.callbridge.draining = true;
+    // Peers learn at once that new calls go to them (docs/deploy.md); the dialer claims no more.
+    const handedOver = Promise.all([
+      fleet.drain().catch((err: Error) => logger.warn({ err: err.message }, 'could not announce the drain')),
+      outbound.dialer?.drain(),
+    ]);
     logger.info(
       {
         signal,
@@ -239,6 +244,7 @@ closeWithGrace(
       }),
     ]);
     clearTimeout(timer);
+    await handedOver;
     // Calls still up are ended politely: the agent says goodbye, heard before the hang-up.
     await Promise.race([
       Promise.all(registry.all().map((call) => call.finish('shutdown', SHUTDOWN_FAREWELL))),

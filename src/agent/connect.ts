@@ -1,7 +1,7 @@
 // Opens the agent WebSocket. Settles exactly once: open, refused handshake, network error or
 // timeout; a socket that loses the race is torn down so nothing is left open.
 import WebSocket from 'ws';
-import { AgentConnectError } from '../errors.js';
+import { AgentConnectError, retryableStatus } from '../errors.js';
 
 export interface AgentSocketOptions {
   url: string;
@@ -28,7 +28,7 @@ function refusal(status: number): AgentConnectError {
   }
   return new AgentConnectError(`agent handshake failed with HTTP ${status}`, {
     code: 'CALLBRIDGE_AGENT_HANDSHAKE',
-    retryable: status >= 500,
+    retryable: retryableStatus(status),
     status,
   });
 }

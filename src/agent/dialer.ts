@@ -2,7 +2,7 @@
 // call), the socket, then `Settings`. Everything a call needs from the agent host goes through here.
 import type { Logger } from 'pino';
 import type { AgentAuth } from '../config/types.js';
-import { AgentConnectError } from '../errors.js';
+import { AgentConnectError, retryableStatus } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { openAgentSocket } from './connect.js';
 import { AGENT_PATH, type SettingsMessage } from './protocol.js';
@@ -41,7 +41,7 @@ async function mintGrant(target: AgentTarget): Promise<string> {
   if (!res.ok || typeof body?.access_token !== 'string') {
     throw new AgentConnectError(`token grant answered HTTP ${res.status}`, {
       code: 'CALLBRIDGE_AGENT_GRANT',
-      retryable: res.status === 429 || res.status >= 500,
+      retryable: retryableStatus(res.status),
       status: res.status,
     });
   }

@@ -104,7 +104,7 @@ function checkUpdate(
   }
 }
 
-/** The same rule as in a profile (speech-service.md 4.5, 9.5): v1 (the default) lyric-, v2 turn-. */
+/** The same rule as in a profile (speech-service.md sections 3 and 11): v1 (the default) lyric-, v2 turn-. */
 function speakEntryProblem(entry: Record<string, unknown>): string | null {
   const provider = entry.provider;
   if (!isObject(provider) || typeof provider.type !== 'string' || provider.type === '') {

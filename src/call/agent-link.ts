@@ -27,6 +27,7 @@ import type {
 import type { AgentChannel, AgentCloseInfo } from '../agent/session.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { type Clock, type ClockTimer, sleep } from './clock.js';
+import { backoffDelayMs, retryableOf } from '../retry.js';
 
 /** Dials one agent session for the call with these settings. */
 export type DialAgent = (settings: SettingsMessage, logger: Logger) => Promise<AgentChannel>;
@@ -94,8 +95,11 @@ function errorCode(err: unknown): string {
 }
 
 function isRetryable(err: unknown): boolean {
-  return (err as { retryable?: unknown } | null)?.retryable === true;
+  return retryableOf(err) === true;
 }
+
+/** A refused handshake (429) is dialed again after 100 ms, 200, 400 … up to a second, jittered. */
+const REFUSED_BACKOFF = { firstDelayMs: 100, maxDelayMs: 1_000 };
 
 /**
  * The pause before dialing again after `err` at call start (`attempt` counts from 0), or null when
@@ -103,11 +107,12 @@ function isRetryable(err: unknown): boolean {
  */
 export function startRetryDelayMs(err: unknown, attempt: number, random: () => number): number | null {
   if (!isRetryable(err)) return null;
-  const jitter = 0.5 + random();
   const code = errorCode(err);
-  if (code === 'CALLBRIDGE_AGENT_REFUSED') return Math.min(1000, 100 * 2 ** attempt) * jitter;
+  if (code === 'CALLBRIDGE_AGENT_REFUSED') {
+    return backoffDelayMs(attempt + 1, REFUSED_BACKOFF, { random, spread: 0.5 });
+  }
   if (code === 'CALLBRIDGE_AGENT_TIMEOUT') return null;
-  return attempt === 0 ? 200 * jitter : null;
+  return attempt === 0 ? 200 * (0.5 + random()) : null;
 }
 
 export class AgentLink {

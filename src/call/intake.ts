@@ -46,6 +46,11 @@ export interface IntakeDeps {
   pending?: PendingStreams;
   /** Whether the shared store answers; while it does not, new calls are declined (default: it does). */
   storeReachable?(): boolean;
+  /**
+   * A peer instance ready for new calls (fleet/live-directory.ts), or null. While this instance
+   * drains, a new call is prepared on it instead of being declined.
+   */
+  readyPeer?(): string | null;
 }
 
 export const DECLINED_MESSAGE =
@@ -105,7 +110,10 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
 
   return {
     admit(carrier: string): Admission {
-      const admission = admitNewCall(deps);
+      let admission = admitNewCall(deps);
+      // Draining, with a ready peer and the call's state in the shared store: the call is prepared
+      // for the peer (`prepare`), not declined.
+      if (admission === 'draining' && deps.readyPeer?.() != null) admission = 'admitted';
       if (admission !== 'admitted') {
         // Declined politely by the carrier's answer, before any agent is dialed.
         metrics.callsDeclined.inc({ carrier, reason: admission });
@@ -127,6 +135,10 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
         outbound && config.profiles[outbound.profile]
           ? outbound.profile
           : (config.numbers.routes[call.to] ?? config.numbers.default);
+      // A draining instance prepares the call for a ready peer: the token and the media URL name
+      // the peer, whose own admission takes the stream; nothing is pre-warmed or awaited here.
+      const peer = deps.isDraining() ? (deps.readyPeer?.() ?? null) : null;
+      const instance = peer ?? config.instanceId;
       const token = issueStreamToken(
         config.streamTokenSecret,
         {
@@ -137,19 +149,21 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
           to: call.to,
           direction: call.direction,
           ...(call.context === undefined ? {} : { context: call.context }),
-          instance: config.instanceId,
+          instance,
         },
         config.streamTokenTtlMs,
       );
-      prewarm(call, profile, outbound);
-      deps.pending?.expect(prewarmKey(call.carrier, call.callSid), config.streamTokenTtlMs);
+      if (peer === null) {
+        prewarm(call, profile, outbound);
+        deps.pending?.expect(prewarmKey(call.carrier, call.callSid), config.streamTokenTtlMs);
+      }
       deps.logger.info(
-        { carrier: call.carrier, callSid: call.callSid, profile, direction: call.direction },
-        'call prepared',
+        { carrier: call.carrier, callSid: call.callSid, profile, direction: call.direction, instance },
+        peer === null ? 'call prepared' : 'call prepared for a ready peer: this instance drains',
       );
       return {
         token,
-        mediaUrl: mediaUrl(config.publicUrl, call.carrier, config.instanceId, token),
+        mediaUrl: mediaUrl(config.publicUrl, call.carrier, instance, token),
         observerToken: observerToken(config.streamTokenSecret, call.callSid),
         profile,
       };

@@ -127,7 +127,7 @@ function toSpeakChain(value: unknown, shown: string): SpeakSpec[] {
 
 /**
  * docs/protocols/agent.md section 4.2: a provider without `version` is `v1`; `v1` needs a `lyric-`
- * model and `v2` a `turn-` one; a `speed` keeps to its version's range (spec 8). Checked here so a
+ * model and `v2` a `turn-` one; a `speed` keeps to its version's range (docs/protocols/speech-service.md section 10). Checked here so a
  * bad profile never reaches a live call.
  */
 function toSpeakProvider(provider: SpeakEntryFile['provider'], shown: string, at: string): SpeakProvider {

@@ -1,6 +1,6 @@
 // config/prompts.json (optional): how the fixed things a caller hears without an agent are rendered
 // by the speak endpoints, checked against the service's rules when configuration loads
-// (docs/protocols/speech-service.md 4.3, 4.4, 8, 9): `v1` speaks `lyric-` voices, `v2` `turn-` voices; `speed`
+// (docs/protocols/speech-service.md sections 6, 7, 10 and 11): `v1` speaks `lyric-` voices, `v2` `turn-` voices; `speed`
 // in its version's range; formats in an encoding a phone leg carries. Without the file nothing is
 // rendered and the bundled recordings play.
 //

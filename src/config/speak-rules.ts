@@ -1,4 +1,4 @@
-// The speak endpoints' rules (docs/protocols/speech-service.md 4.3 to 4.5, 8, 9), in one place so a
+// The speak endpoints' rules (docs/protocols/speech-service.md sections 3, 6, 7, 10 and 11), in one place so a
 // profile's agent voice and a rendered prompt's voice are held to the same ones when configuration
 // loads, and the local speech service answers by them too. Each check returns the problem in words,
 // or null when there is none.
@@ -10,9 +10,9 @@ export const SPEAK_ENCODINGS = ['mp3', 'opus', 'flac', 'aac', 'linear16', 'mulaw
 /** Encodings of the streaming speak paths, and the only ones a phone leg can carry (8). */
 export const RAW_SPEAK_ENCODINGS = ['linear16', 'mulaw', 'alaw'] as const;
 
-/** Spec 8: version 1 speed range, for `lyric-2-*` English and Spanish voices only. */
+/** speech-service.md section 10: version 1 speed range, for `lyric-2-*` English and Spanish voices only. */
 export const V1_SPEED = Object.freeze({ min: 0.7, max: 1.5 });
-/** Spec 8: version 2 speed range and step. */
+/** speech-service.md section 10: version 2 speed range and step. */
 export const V2_SPEED = Object.freeze({ min: 0.5, max: 1.5, step: 0.05 });
 
 /** `lyric-2-<voice>-en` or `-es`: the voices version 1 `speed` applies to. */
@@ -24,7 +24,7 @@ export function speakFamily(version: SpeakVersion): 'lyric-' | 'turn-' {
 }
 
 /**
- * Spec 4.5, 9.5: `v1` needs a `lyric-` model and `v2` a `turn-` one; `implied` says the version was
+ * speech-service.md sections 3 and 11: `v1` needs a `lyric-` model and `v2` a `turn-` one; `implied` says the version was
  * not written (a provider without one is `v1`), which the message then explains.
  */
 export function speakModelProblem(version: SpeakVersion, model: string, implied = false): string | null {
@@ -35,7 +35,7 @@ export function speakModelProblem(version: SpeakVersion, model: string, implied 
   return `version ${version}${because} needs a ${family} model, got ${JSON.stringify(model)}${hint}`;
 }
 
-/** Spec 8: the speed ranges per version, and which voices take one at all. */
+/** speech-service.md section 10: the speed ranges per version, and which voices take one at all. */
 export function speakSpeedProblem(version: SpeakVersion, model: string, speed: unknown): string | null {
   if (typeof speed !== 'number' || !Number.isFinite(speed)) return 'must be a number';
   if (version === 'v1') {

@@ -51,6 +51,10 @@ export interface Fleet {
   live: LiveFeed;
   /** Listen-in on a live call. */
   listening: CallListening;
+  /** A peer ready for new calls, where a draining instance prepares them; null without one. */
+  readyPeer(): string | null;
+  /** This instance drains: its peers learn it is no longer ready at once, not at the next beat. */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -76,6 +80,8 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
       feed: events,
       releaseRemotePrewarm: () => {},
       storeReachable: () => true,
+      readyPeer: () => null,
+      drain: async () => {},
       close: async () => {
         unwatchLocal();
         live.close();
@@ -87,12 +93,14 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
   const keys = fleetKeys(config.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX);
   const logger = deps.logger.child({ component: 'fleet' });
   const redis = await connectFleetRedis(config.redisUrl);
+  let draining = false;
   const directory = new LiveDirectory({
     redis: redis.commands,
     keys,
     instance: config.instanceId,
     timing,
     localCalls: local.listNow,
+    isReady: () => !draining,
     logger,
   });
   const listening = fleetListening({
@@ -207,6 +215,11 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
     storeReachable: () => directory.healthy && redis.commands.status === 'ready',
     live,
     listening,
+    readyPeer: () => directory.readyPeer(),
+    async drain() {
+      draining = true;
+      await directory.beat();
+    },
     async close() {
       unwatch();
       live.close();

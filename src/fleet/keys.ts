@@ -6,6 +6,8 @@
 //                                                             instance's last heartbeat
 //   fleet:instances         sorted set instance → last beat   expires: a day after the last beat;
 //                                                             members silent for an hour are pruned
+//   fleet:ready             sorted set instance → last beat while ready (not draining): where a
+//                           draining instance prepares new calls; expires like fleet:instances
 //   fleet:inbox:<instance>  pub/sub channel: controls, pre-warm releases and replies to that instance
 //   fleet:events:<callSid>  pub/sub channel: the call's events, for observers on other instances
 //   fleet:live-changed      pub/sub channel: an instance's live calls changed (the consoles' feed)
@@ -14,6 +16,7 @@
 export interface FleetKeys {
   liveCalls(instance: string): string;
   instances: string;
+  ready: string;
   inbox(instance: string): string;
   events(callSid: string): string;
   liveChanged: string;
@@ -24,6 +27,7 @@ export function fleetKeys(prefix: string): FleetKeys {
   return {
     liveCalls: (instance) => `${prefix}fleet:live:${instance}`,
     instances: `${prefix}fleet:instances`,
+    ready: `${prefix}fleet:ready`,
     inbox: (instance) => `${prefix}fleet:inbox:${instance}`,
     events: (callSid) => `${prefix}fleet:events:${callSid}`,
     liveChanged: `${prefix}fleet:live-changed`,

@@ -2,6 +2,10 @@
 // its live calls, rewritten on every heartbeat and whenever a call starts or ends, and set to
 // expire a few beats later. An instance that stops beating (killed, cut off) leaves the directory
 // when its hash expires, on Redis's own clock, whatever the instances' clocks say.
+//
+// Each beat also says whether the instance is ready for new calls (not draining), and reads which
+// peers are: a draining instance prepares a new call on one of them (`readyPeer`), so a deploy
+// refuses no call (docs/deploy.md).
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { LiveCall } from '../call/live-call.js';
@@ -20,6 +24,8 @@ export interface LiveDirectoryDeps {
   timing: FleetTiming;
   /** This instance's live calls now. */
   localCalls(): LiveCall[];
+  /** Whether this instance takes new calls (false once it drains). */
+  isReady(): boolean;
   logger: Logger;
   now?: () => number;
 }
@@ -32,6 +38,9 @@ export class LiveDirectory {
   #healthy = true;
   #writing: Promise<void> | null = null;
   #again = false;
+  /** Peers whose last beat, within an entry's lifetime, said they were ready. */
+  #readyPeers: string[] = [];
+  #nextPeer = 0;
 
   constructor(deps: LiveDirectoryDeps) {
     this.#deps = deps;
@@ -86,6 +95,13 @@ export class LiveDirectory {
         .zremrangebyscore(keys.instances, '-inf', now - INSTANCE_FORGET_MS)
         .pexpire(keys.instances, INSTANCES_KEY_TTL_MS)
         .exec();
+      const ready = this.#deps.isReady()
+        ? redis.zadd(keys.ready, now, instance)
+        : redis.zrem(keys.ready, instance);
+      await ready;
+      await redis.pexpire(keys.ready, INSTANCES_KEY_TTL_MS);
+      const peers = await redis.zrangebyscore(keys.ready, now - timing.entryTtlMs, '+inf');
+      this.#readyPeers = peers.filter((name) => name !== instance);
       if (!this.#healthy) this.#deps.logger.info('Redis answers again: the live-call directory is current');
       this.#healthy = true;
     } catch (err) {
@@ -96,7 +112,15 @@ export class LiveDirectory {
         );
       }
       this.#healthy = false;
+      this.#readyPeers = [];
     }
+  }
+
+  /** A peer ready for new calls as of the last beat, taking turns among them; null when none is. */
+  readyPeer(): string | null {
+    if (this.#readyPeers.length === 0) return null;
+    this.#nextPeer = (this.#nextPeer + 1) % this.#readyPeers.length;
+    return this.#readyPeers[this.#nextPeer] ?? null;
   }
 
   /** Every live call of every instance beating into this Redis. */
@@ -125,6 +149,7 @@ export class LiveDirectory {
     await this.#writing;
     const { redis, keys, instance } = this.#deps;
     await redis.del(keys.liveCalls(instance)).catch(() => {});
+    await redis.zrem(keys.ready, instance).catch(() => {});
   }
 }
 

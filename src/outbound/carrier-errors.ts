@@ -5,7 +5,7 @@
 //     destination, bad credentials): `failed`, the attempt fails like a failed call;
 //   - no answer came (a timeout or a broken connection, so no `status`): `unknown`. The carrier may
 //     have placed the call, so it is never dialed again blindly: the attempt stays open and waits for
-//     a callback naming it (see dialer.ts, "lost dispatches").
+//     a callback naming it (reconcile.ts, lost dispatches).
 // An error with no `retryable` field at all is a defect on our side, not the carrier's: `failed`.
 
 export type OriginateFailure = 'retry_later' | 'failed' | 'unknown';

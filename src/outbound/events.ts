@@ -1,8 +1,10 @@
 // Signed events to the operator gateway when a campaign completes or its breaker pauses it. The
 // delivery function is the webhook gateway's notifier (app.ts passes it in): the same body, headers
 // and signature as every other event the operator receives. A failed delivery is retried a few
-// times with a growing delay; the idempotency key lets the gateway drop a repeat.
+// times with a growing delay (retry.ts), unless the endpoint refused it for good (a 4xx); the
+// idempotency key lets the gateway drop a repeat.
 import type { Logger } from 'pino';
+import { retryInBackground } from '../retry.js';
 import type { DialerClock } from './clock.js';
 import type { CampaignProgress } from './progress.js';
 import type { CampaignRecord } from '../store/campaign-records.js';
@@ -31,7 +33,7 @@ export type CampaignNotifier = (event: CampaignEvent) => void;
 
 const PROVIDER = 'campaigns';
 const DELIVERY_ATTEMPTS = 5;
-const FIRST_RETRY_MS = 2_000;
+const DELIVERY_BACKOFF = { firstDelayMs: 2_000, maxDelayMs: 60_000 };
 
 export function gatewayEvent(event: CampaignEvent): GatewayEvent {
   const { campaign, progress } = event;
@@ -64,21 +66,21 @@ export function campaignNotifier(
 ): CampaignNotifier {
   return (event) => {
     const body = gatewayEvent(event);
-    const attempt = (n: number) => {
-      deliver(body).then(
-        () => logger.info({ event: body.name, campaignId: event.campaign.id }, 'campaign event delivered'),
-        (err: Error) => {
-          if (n >= DELIVERY_ATTEMPTS) {
-            logger.error(
-              { event: body.name, campaignId: event.campaign.id, err: err.message },
-              'campaign event not delivered',
-            );
-            return;
-          }
-          clock.setTimeout(() => attempt(n + 1), FIRST_RETRY_MS * 2 ** (n - 1));
-        },
-      );
-    };
-    attempt(1);
+    const log = logger.child({ event: body.name, campaignId: event.campaign.id });
+    retryInBackground(() => deliver(body), {
+      attempts: DELIVERY_ATTEMPTS,
+      backoff: DELIVERY_BACKOFF,
+      schedule: (run, delayMs) => clock.setTimeout(run, delayMs),
+      done: (outcome) => {
+        if (outcome.ok) log.info('campaign event delivered');
+        else
+          log.error(
+            { err: (outcome.err as Error).message, attempts: outcome.tries },
+            outcome.permanent
+              ? 'campaign event refused by the gateway: not retried'
+              : 'campaign event not delivered',
+          );
+      },
+    });
   };
 }

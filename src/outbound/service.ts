@@ -7,6 +7,12 @@ import type { Logger } from 'pino';
 import type { AgentProfile } from '../config/types.js';
 import { BadRequestError, ConflictError, NotFoundError, UnavailableError } from '../errors.js';
 import { MAX_CONTACTS_PER_CAMPAIGN } from '../store/campaign-store.js';
+import {
+  ACCEPTS_CONTACTS,
+  CAMPAIGN_TRANSITIONS,
+  type CampaignTransition,
+  moveCampaign,
+} from '../store/campaign-transitions.js';
 import type { Store } from '../store/store.js';
 import { campaignSpec } from './campaign-spec.js';
 import type { DialerClock } from './clock.js';
@@ -22,14 +28,8 @@ import type { FetchPolicy } from '../trust/fetch-policy.js';
 import type { NewContact } from '../store/campaign-records.js';
 import { STORE_BATCH, yieldToLoop } from './slices.js';
 
-/** Which states each operator action moves a campaign from, and to. */
-export const CAMPAIGN_TRANSITIONS = Object.freeze({
-  start: { from: ['draft'], to: 'running' },
-  pause: { from: ['running'], to: 'paused' },
-  resume: { from: ['paused'], to: 'running' },
-  cancel: { from: ['draft', 'running', 'paused'], to: 'cancelled' },
-} as const satisfies Record<string, { from: readonly CampaignState[]; to: CampaignState }>);
-export type CampaignAction = keyof typeof CAMPAIGN_TRANSITIONS;
+/** What an operator may do to a campaign: rows of the lifecycle table (store/campaign-transitions.ts). */
+export type CampaignAction = Extract<CampaignTransition, 'start' | 'pause' | 'resume' | 'cancel'>;
 
 /** Waiting contacts closed per store step when a campaign is cancelled. */
 const CANCEL_BATCH = 500;
@@ -100,7 +100,7 @@ export class CampaignService {
 
   async addContacts(id: string, body: ContactsBody): Promise<{ added: number; rejected: RejectedRow[] }> {
     const campaign = await this.campaign(id);
-    if (!['draft', 'running', 'paused'].includes(campaign.state)) {
+    if (!ACCEPTS_CONTACTS.includes(campaign.state)) {
       throw new ConflictError(`campaign ${id} is ${campaign.state}: contacts can no longer be added`);
     }
     const context = {
@@ -189,7 +189,7 @@ export class CampaignService {
           : action === 'resume'
             ? { pause: null, breakerSinceMs: now }
             : { endedAtMs: now, pause: null };
-    const next = await this.deps.store.transitionCampaign(id, from, to, patch);
+    const next = await moveCampaign(this.deps.store, id, action, patch);
     if (!next) {
       const current = await this.campaign(id);
       throw new ConflictError(

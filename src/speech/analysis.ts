@@ -11,6 +11,7 @@
 // - A profile whose language the endpoint does not take is `skipped` with the reason, never sent.
 import type { Logger } from 'pino';
 import { SpeechServiceError } from '../errors.js';
+import { backoffDelayMs } from '../retry.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { AnalysisJobs, CallRecords, ClaimedAnalysisJob } from '../store/store.js';
 import type { AnalysisOutcome, CallAnalysis } from '../store/call-analysis.js';
@@ -178,7 +179,10 @@ export class AnalysisService {
       }
       if (error.retryable && job.attempts < this.limits.maxAttempts) {
         this.#deps.metrics.analysisDuration.observe({ outcome: 'retried' }, seconds());
-        const delayMs = Math.min(this.limits.baseDelayMs * 2 ** (job.attempts - 1), this.limits.maxDelayMs);
+        const delayMs = backoffDelayMs(job.attempts, {
+          firstDelayMs: this.limits.baseDelayMs,
+          maxDelayMs: this.limits.maxDelayMs,
+        });
         this.#deps.logger.info(
           { callSid: job.callSid, attempt: job.attempts, retryInMs: delayMs, err: error.message },
           'call analysis failed; retrying later',

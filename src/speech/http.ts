@@ -2,7 +2,7 @@
 // a timeout on every request, bounded answers, and failures as typed errors that say whether the
 // same request may work later. Network trouble, timeouts, 429 (too many connections) and 5xx are
 // worth another try; any other refusal is about the request itself and will fail the same way.
-import { SpeechServiceError } from '../errors.js';
+import { retryableStatus, SpeechServiceError } from '../errors.js';
 
 export interface SpeechApi {
   /** Speech REST host, no trailing slash. */
@@ -67,7 +67,7 @@ export async function speechRequest(api: SpeechApi, request: SpeechRequest): Pro
   if (response.status < 200 || response.status > 299) {
     const body = await readCapped(response, MAX_ERROR_BYTES).catch(() => Buffer.alloc(0));
     const { serviceCode, message } = describeErrorBody(body);
-    const retryable = response.status === 408 || response.status === 429 || response.status >= 500;
+    const retryable = retryableStatus(response.status);
     const detail = [serviceCode, message].filter((part) => part !== undefined).join(': ');
     throw new SpeechServiceError(`${what} answered HTTP ${response.status}${detail ? ` ${detail}` : ''}`, {
       retryable,

@@ -1,4 +1,4 @@
-// Model checks (docs/protocols/speech-service.md 4.1, 4.2, 4.5, 9):
+// Model checks (docs/protocols/speech-service.md sections 3, 4 and 11):
 //   - each profile's think model must be one the agent host lists at
 //     `GET /v1/agent/settings/think/models`, asked of the agent host or the region's API host (the
 //     global API host answers 404, section 7);
@@ -78,7 +78,7 @@ export function unknownThinkModels(
   return unknown;
 }
 
-/** Spec 4.1, 4.2: `std-` (and the v1 path's older `std`, `enhanced`, `base`) or `turn-<name>`. */
+/** speech-service.md section 3: `std-` (and the v1 path's older `std`, `enhanced`, `base`) or `turn-<name>`. */
 export function listenModelProblem(model: string): string | null {
   if (/^std(-[a-z0-9]+)*$/i.test(model) || model === 'enhanced' || model === 'base') return null;
   if (/^turn-[a-z0-9]+(-[a-z0-9]+)*$/i.test(model)) return null;

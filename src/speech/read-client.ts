@@ -1,4 +1,4 @@
-// The text intelligence endpoint, `POST /v1/read` (docs/protocols/speech-service.md; spec 4.6):
+// The text intelligence endpoint, `POST /v1/read` (docs/protocols/speech-service.md section 5):
 // `language` (required, English only), `summarize=v2`, `sentiment`, `topics`, `intents`, and a body
 // with exactly one of `text` or `url` (we always send `text`). The answer is read tolerantly:
 // `results.summary.text` and `results.sentiments` are the reference's; where topics and intents sit is
@@ -12,7 +12,7 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
 const MAX_LABELS = 10;
 const MAX_SUMMARY_CHARS = 2000;
 
-/** Spec 4.6: `en` and regional English (`en-US`, echoed as `en`); `multi` and the rest are refused. */
+/** speech-service.md section 5: `en` and regional English (`en-US`, echoed as `en`); `multi` and the rest are refused. */
 const ACCEPTED_LANGUAGE = /^en(-[A-Za-z]{2,8})?$/;
 
 export type LanguageCheck = { ok: true; language: string } | { ok: false; reason: string };

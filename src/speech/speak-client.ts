@@ -1,4 +1,4 @@
-// Renders text with the batch speak endpoints (docs/protocols/speech-service.md; spec 4.3, 4.4, 9):
+// Renders text with the batch speak endpoints (docs/protocols/speech-service.md sections 6, 7 and 11):
 // `lyric-` voices on `POST /v1/speak`, `turn-` voices on `POST /v2/speak`, body `{"text": …}`.
 //
 // The query names only what the reference names: `model`, `encoding` (the phone leg's), `container=wav`,

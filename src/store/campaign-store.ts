@@ -134,7 +134,7 @@ export interface BeginAttempt {
   nowMs: number;
   /** The cap on open attempts across every instance. */
   maxConcurrent: number;
-  /** Token bucket of `callsPerSecond`, holding at most one second's worth (at least one call). */
+  /** The pace (pace.ts): dials 1000/cps ms apart, never more than the whole cps in any second. */
   callsPerSecond: number;
 }
 

@@ -1,8 +1,9 @@
-// What both campaign adapters agree on: how a contact record changes at each step, the pace's token
-// bucket, and the cursors. The adapters differ only in how they make each step atomic.
+// What both campaign adapters and their callers agree on: the campaign's lifecycle table, how a
+// contact record changes at each step, and the cursors (the pace is pace.ts). The adapters differ only in how they make each step atomic.
 import { BadRequestError } from '../errors.js';
 import {
   type AttemptSummary,
+  type CampaignState,
   attemptId,
   CONTACT_STATES,
   type ContactRecord,
@@ -11,8 +12,40 @@ import {
   type NewContact,
   type OpenAttempt,
 } from './campaign-records.js';
-import type { ContactTally, FinishAttempt } from './campaign-store.js';
+import type { CampaignPatch, Campaigns, ContactTally, FinishAttempt } from './campaign-store.js';
 import { MAX_CURSOR_CHARS } from './call-record-query.js';
+
+/**
+ * Every change of a campaign's state, which states it may start from and where it leads: the
+ * operator's four actions, the breaker's pause and the completion the dialer records once no contact
+ * is left. Nothing moves a campaign except through this table (`moveCampaign`).
+ */
+export const CAMPAIGN_TRANSITIONS = Object.freeze({
+  start: { from: ['draft'], to: 'running' },
+  pause: { from: ['running'], to: 'paused' },
+  resume: { from: ['paused'], to: 'running' },
+  cancel: { from: ['draft', 'running', 'paused'], to: 'cancelled' },
+  trip: { from: ['running'], to: 'paused' },
+  complete: { from: ['running'], to: 'completed' },
+} as const satisfies Record<string, { from: readonly CampaignState[]; to: CampaignState }>);
+export type CampaignTransition = keyof typeof CAMPAIGN_TRANSITIONS;
+
+/** Moves the campaign by `transition` if its state allows: the record after, or null. */
+export function moveCampaign(
+  store: Pick<Campaigns, 'transitionCampaign'>,
+  id: string,
+  transition: CampaignTransition,
+  patch: CampaignPatch,
+) {
+  const { from, to } = CAMPAIGN_TRANSITIONS[transition];
+  return store.transitionCampaign(id, from, to, patch);
+}
+
+/** States in which contacts may still be added: until the campaign ends. */
+export const ACCEPTS_CONTACTS: readonly CampaignState[] = ['draft', 'running', 'paused'];
+
+/** The note on each waiting contact a cancel closes. */
+export const CANCELLED_NOTE = 'the campaign was cancelled';
 
 export function newContactRecord(campaignId: string, seq: number, contact: NewContact, nowMs: number) {
   const record: ContactRecord = {
@@ -116,32 +149,6 @@ export function readContact(json: string): ContactRecord {
   if (!Array.isArray(contact.attempts)) contact.attempts = [];
   if (Array.isArray(contact.variables)) contact.variables = {};
   return contact;
-}
-
-export interface Bucket {
-  tokens: number;
-  atMs: number;
-}
-
-/** One second's worth of calls, at least one: the most a campaign dials at once after a lull. */
-export const bucketCapacity = (callsPerSecond: number) => Math.max(1, callsPerSecond);
-
-/**
- * Takes one token from a bucket refilled at `callsPerSecond` (a missing bucket is full). A clock
- * behind the bucket's (another instance's) refills nothing rather than going back.
- */
-export function takeToken(
-  bucket: Bucket | null,
-  nowMs: number,
-  callsPerSecond: number,
-): { ok: true; bucket: Bucket } | { ok: false; waitMs: number } {
-  const capacity = bucketCapacity(callsPerSecond);
-  const at = bucket === null ? nowMs : Math.max(bucket.atMs, nowMs);
-  const elapsed = bucket === null ? 0 : Math.max(0, nowMs - bucket.atMs);
-  const tokens =
-    bucket === null ? capacity : Math.min(capacity, bucket.tokens + (elapsed * callsPerSecond) / 1000);
-  if (tokens >= 1) return { ok: true, bucket: { tokens: tokens - 1, atMs: at } };
-  return { ok: false, waitMs: Math.max(1, Math.ceil(((1 - tokens) * 1000) / callsPerSecond)) };
 }
 
 export function emptyTally(): ContactTally {

@@ -7,6 +7,7 @@
 // - `calls/recording.ready` when a call's recording is complete in the store.
 import type { Logger } from 'pino';
 import type { CallRecord } from '../store/call-record.js';
+import { retryInBackground } from '../retry.js';
 import type { NotificationFunction } from './provider.js';
 
 export const ANALYSIS_EVENT_PROVIDER = 'calls';
@@ -96,8 +97,8 @@ const FIRST_RETRY_MS = 2_000;
 
 /**
  * Delivers call events to the operator gateway through `deliver` (notifier.ts), in the background:
- * a failed delivery is tried again a few times with a growing pause, then logged. Never throws to
- * the caller.
+ * a failed delivery is tried again a few times with a growing pause (retry.ts), unless the gateway
+ * refused it for good, then logged. Never throws to the caller.
  */
 export function callEventAnnouncer(
   deliver: NotificationFunction,
@@ -108,19 +109,16 @@ export function callEventAnnouncer(
     const callSid =
       (event.payload as { callSid?: unknown; call?: { callSid?: unknown } }).callSid ??
       (event.payload as { call?: { callSid?: unknown } }).call?.callSid;
-    const attempt = (n: number) => {
-      deliver(event).then(
-        () => logger.debug({ event: event.name, callSid }, 'call event delivered'),
-        (err: Error) => {
-          if (n >= DELIVERY_ATTEMPTS) {
-            logger.error({ event: event.name, callSid, err: err.message }, 'call event not delivered');
-            return;
-          }
-          setTimeout(() => attempt(n + 1), retryMs * 2 ** (n - 1)).unref();
-        },
-      );
-    };
-    attempt(1);
+    const log = logger.child({ event: event.name, callSid });
+    retryInBackground(() => deliver(event), {
+      attempts: DELIVERY_ATTEMPTS,
+      backoff: { firstDelayMs: retryMs, maxDelayMs: 60_000 },
+      schedule: (run, delayMs) => setTimeout(run, delayMs).unref(),
+      done: (outcome) => {
+        if (outcome.ok) log.debug('call event delivered');
+        else log.error({ err: (outcome.err as Error).message }, 'call event not delivered');
+      },
+    });
   };
 }
 

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics.js';
+import { backoffDelayMs, retryableOf } from '../retry.js';
 import type { ClaimedEvent, Store } from '../store/store.js';
 import { describeError, forwardEvent } from './forward.js';
 import type { NormalizedEvent, NotificationFunction } from './provider.js';
@@ -34,14 +35,6 @@ export interface DrainerDeps {
   notifierFor(provider: string): NotificationFunction | undefined;
   options: DrainerOptions;
   now: () => number;
-}
-
-/** Delay before the attempt after `attempts` failed ones: base, 2×base, 4×base … capped. */
-export function backoffDelayMs(
-  attempts: number,
-  options: Pick<DrainerOptions, 'baseDelayMs' | 'maxDelayMs'>,
-) {
-  return Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** Math.max(0, attempts - 1));
 }
 
 /** The queued event as the notification function sees it: same name, key and payload. */
@@ -114,12 +107,23 @@ export class QueueDrainer {
       await forwardEvent(eventFromQueue(claimed), notify, metrics);
     } catch (err) {
       const reason = describeError(err);
-      if (claimed.attempts >= options.maxAttempts) {
+      // A refusal that will not change by itself (a 4xx) is not tried again; an error that does not
+      // say (a notification function's own) is, as a transient one.
+      const permanent = retryableOf(err) === false;
+      if (permanent || claimed.attempts >= options.maxAttempts) {
         await store.deadLetterEvent(claimed, reason);
         metrics.webhookQueueDeliveries.inc({ provider: claimed.provider, outcome: 'dead_lettered' });
-        log.error({ reason }, 'queued webhook event failed its last attempt: dead letter');
+        log.error(
+          { reason },
+          permanent
+            ? 'queued webhook event refused for good: dead letter'
+            : 'queued webhook event failed its last attempt: dead letter',
+        );
       } else {
-        const delayMs = backoffDelayMs(claimed.attempts, options);
+        const delayMs = backoffDelayMs(claimed.attempts, {
+          firstDelayMs: options.baseDelayMs,
+          maxDelayMs: options.maxDelayMs,
+        });
         await store.retryEventLater(claimed, delayMs, reason);
         metrics.webhookQueueDeliveries.inc({ provider: claimed.provider, outcome: 'retried' });
         log.warn({ reason, delayMs }, 'queued webhook event failed; retrying later');

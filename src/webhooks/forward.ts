@@ -17,7 +17,9 @@ export async function forwardEvent(event: NormalizedEvent, notify: NotificationF
 export function describeError(err: unknown): string {
   if (err instanceof Error) {
     const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}${cause}`.slice(0, 500);
+    // Our own errors say what they are in their message; a foreign one is named by its class.
+    const ours = err.name === 'Error' || typeof (err as { code?: unknown }).code === 'string';
+    return `${ours ? '' : `${err.name}: `}${err.message}${cause}`.slice(0, 500);
   }
   return String(err).slice(0, 500);
 }

@@ -6,6 +6,7 @@
 // The signature covers the timestamp so a captured request cannot be replayed later. With no URL
 // configured the event is logged only.
 import type { Logger } from 'pino';
+import { GatewayDeliveryError, retryableStatus } from '../errors.js';
 import type { NormalizedEvent, NotificationFunction } from './provider.js';
 import { hmac } from './signatures.js';
 
@@ -63,14 +64,27 @@ export function operatorGatewayNotifier(
         body,
         Math.floor(options.now() / 1000),
       );
-    const response = await fetch(url, {
-      method: 'POST',
-      headers,
-      body,
-      signal: AbortSignal.timeout(options.timeoutMs),
-    });
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers,
+        body,
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+    } catch (err) {
+      throw new GatewayDeliveryError('operator gateway could not be reached', {
+        retryable: true,
+        cause: err,
+      });
+    }
     // The body is not needed; reading it releases the connection.
     await response.arrayBuffer().catch(() => undefined);
-    if (!response.ok) throw new Error(`operator gateway answered ${response.status}`);
+    if (!response.ok) {
+      throw new GatewayDeliveryError(`operator gateway answered ${response.status}`, {
+        retryable: retryableStatus(response.status),
+        status: response.status,
+      });
+    }
   };
 }

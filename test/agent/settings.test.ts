@@ -29,7 +29,7 @@ describe('speak and think chains in Settings', () => {
     expect(settings.agent.speak).toEqual([
       SPEAK_CHAIN[0],
       SPEAK_CHAIN[1],
-      // A provider without version is v1 (spec 4.5), written out so the agent reads no default.
+      // A provider without version is v1 (docs/protocols/speech-service.md section 11), written out so the agent reads no default.
       { ...SPEAK_CHAIN[2], provider: { ...SPEAK_CHAIN[2]!.provider, version: 'v1' } },
     ]);
     // The JSON on the wire holds the same list.

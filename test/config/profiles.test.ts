@@ -444,7 +444,7 @@ describe('think and speak fallback chains (docs/protocols/agent.md)', () => {
   });
 });
 
-describe('speak speed (speech-service spec 8)', () => {
+describe('speak speed (docs/protocols/speech-service.md section 10)', () => {
   const speak = (provider: Record<string, unknown>) => profileError(withSpeak(provider));
 
   it('takes 0.7 to 1.5 on v1, for lyric-2 English and Spanish voices only', () => {

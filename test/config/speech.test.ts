@@ -1,4 +1,4 @@
-// ANALYSIS and config/prompts.json (speech-service spec 4.3, 4.4, 8, 9), checked when configuration
+// ANALYSIS and config/prompts.json (docs/protocols/speech-service.md sections 6, 7, 10 and 11), checked when configuration
 // loads: every bad value is one line naming the variable or the file and field.
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PROMPT_TEXTS } from '../../src/config/prompts.js';

@@ -222,7 +222,16 @@ describe('the rendered balancer configuration', () => {
     expect(location('^~ /media/')).toContain('proxy_read_timeout 2h;');
     expect(location('^~ /media/')).toContain('proxy_send_timeout 2h;');
     expect(location('^~ /media/')).toContain('proxy_set_header Upgrade $http_upgrade;');
-    expect(location('~ ^/(carriers/|webhooks/|v1/|$)')).toContain('proxy_read_timeout 60s;');
+    expect(location('~ ^/(carriers/|webhooks/)')).toContain('proxy_read_timeout 60s;');
+    expect(location('~ ^/(v1/|$)')).toContain('proxy_read_timeout 60s;');
+  });
+
+  it('passes a webhook on to the next instance when one stops, never an admin request', () => {
+    // A rolling deploy refuses no webhook (docs/deploy.md); placing a call is never sent twice.
+    expect(location('~ ^/(carriers/|webhooks/)')).toContain(
+      'proxy_next_upstream error timeout non_idempotent;',
+    );
+    expect(location('~ ^/(v1/|$)')).not.toContain('non_idempotent');
   });
 
   it('renders a not-ready instance down for webhooks but still first for its own media', () => {

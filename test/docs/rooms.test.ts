@@ -17,7 +17,7 @@ const LEVELS: readonly (readonly string[])[] = [
   ['call'],
   ['trust'],
   ['agent', 'speech'],
-  ['audio', 'store', 'config', 'metrics', 'log.ts', 'errors.ts', 'auth.ts', 'http-errors.ts'],
+  ['audio', 'store', 'config', 'metrics', 'log.ts', 'errors.ts', 'auth.ts', 'http-errors.ts', 'retry.ts'],
 ];
 const TOOLS = new Set(['sim', 'bench', 'doctor', 'campaign-cli']);
 

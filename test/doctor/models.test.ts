@@ -85,7 +85,7 @@ describe('doctor: model checks', () => {
   });
 
   it('asks the agent host for the think models, never the API host, which answers 404', async () => {
-    // The listing lives on the agent host; the global API host answers 404 for it (spec section 7).
+    // The listing lives on the agent host; the global API host answers 404 for it (docs/protocols/speech-service.md section 4).
     fake = await startFakeSpeech();
     fake.always('/v1/agent/settings/think/models', { status: 404, body: { err_code: 'NOT_FOUND' } });
     agent = await startLocalAgent({ apiKeys: [KEY] });

@@ -37,19 +37,25 @@ describe.skipIf(!hasRedis)('campaign dispatch across three instances', () => {
 
     const begun = new Map<number, string[]>();
     let peak = 0;
+    // The pace lets one dial a millisecond: each try takes the next instant of the round.
+    let instant = 0;
     /** Leases and begins what it can; the attempts stay open until the round ends. */
     const dispatch = async (store: Store, owner: string, nowMs: number) => {
       const opened: string[] = [];
       for (const contact of await store.leaseDueContacts(record.id, { nowMs, limit: 3, leaseMs: 30_000 })) {
-        const result = await store.beginAttempt({
-          campaignId: record.id,
-          seq: contact.seq,
-          owner,
-          from: null,
-          nowMs,
-          maxConcurrent: CAP,
-          callsPerSecond: 1_000,
-        });
+        const begin = () =>
+          store.beginAttempt({
+            campaignId: record.id,
+            seq: contact.seq,
+            owner,
+            from: null,
+            nowMs: nowMs + (instant += 1),
+            maxConcurrent: CAP,
+            callsPerSecond: 1_000,
+          });
+        let result = await begin();
+        // Another instance's try, issued later, may reach the store first and take a later instant.
+        while (!result.ok && result.reason === 'pace') result = await begin();
         if (!result.ok) {
           await store.releaseContact(record.id, contact.seq, nowMs);
           continue;

@@ -80,13 +80,15 @@ export async function disposeAll(): Promise<void> {
 export interface SpawnOptions {
   /** How long the server may take to answer /healthz. */
   readyTimeoutMs?: number;
+  /** The port to listen on (a restart at the same address); a free one by default. */
+  port?: number;
 }
 
 export async function spawnServer(
   env: Record<string, string>,
   opts: SpawnOptions = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-process-'));
   const baseUrl = `http://127.0.0.1:${port}`;
   // A clean environment: nothing from the developer's shell (AGENT_URL, NODE_ENV…) leaks in.

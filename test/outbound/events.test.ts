@@ -3,6 +3,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { campaignNotifier, gatewayEvent } from '../../src/outbound/events.js';
+import { operatorGatewayNotifier } from '../../src/webhooks/notifier.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { type FakeOperatorGateway, hmacOf, startFakeOperatorGateway } from '../webhooks/helpers.js';
 import { FakeClock } from './fake-clock.js';
@@ -84,6 +85,40 @@ describe('campaign events', () => {
       await new Promise((resolve) => setImmediate(resolve));
     });
     expect(tries).toEqual([0, 2_000, 6_000, 14_000, 30_000]);
+  });
+
+  it('gives up at once on an event endpoint that refuses it for good (a 4xx)', async () => {
+    // Invariant: a permanent refusal is not retried for hours; only what may work later is.
+    operator = await startFakeOperatorGateway();
+    operator.respondWith(404);
+    const clock = new FakeClock(0);
+    const deliver = operatorGatewayNotifier('campaigns', {
+      url: operator.url,
+      secret: null,
+      timeoutMs: 2_000,
+      now: () => clock.now(),
+      logger: pino({ level: 'silent' }),
+    });
+    const delivered: Array<'ok' | 'failed'> = [];
+    const notify = campaignNotifier(
+      (event) =>
+        deliver(event).then(
+          () => void delivered.push('ok'),
+          (err: unknown) => {
+            delivered.push('failed');
+            throw err;
+          },
+        ),
+      clock,
+      pino({ level: 'silent' }),
+    );
+    notify({ name: 'campaign.completed', campaign: campaignRecord(), progress, atMs: 0 });
+    await operator.waitForRequests(1);
+    await expect.poll(() => delivered).toEqual(['failed']);
+    await clock.advanceTo(60_000, async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+    });
+    expect(operator.requests).toHaveLength(1);
   });
 
   it('reach the operator gateway signed, when a campaign completes', async () => {

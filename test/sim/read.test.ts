@@ -64,7 +64,7 @@ async function serveDocuments(): Promise<string> {
   return `http://127.0.0.1:${(documents.address() as AddressInfo).port}`;
 }
 
-describe('POST /v1/read (spec 4.6, 7)', () => {
+describe('POST /v1/read (docs/protocols/speech-service.md sections 5 and 9)', () => {
   it('answers a summary, sentiment, topics and intents worked out from the text, the same every time', async () => {
     const text = 'Caller: Where is my order W-1? It is late. Agent: It ships tomorrow, thanks for waiting.';
     const first = await read(FULL, { text });

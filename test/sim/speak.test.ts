@@ -1,5 +1,5 @@
 // The local speak endpoints: batch POST /v1/speak and /v2/speak, and the streaming /v2/speak socket,
-// against the spec's rules (4.3, 4.4, 8, 9) and the error rows of section 7 that touch them.
+// against docs/protocols/speech-service.md sections 6, 7, 10 and 11 and the error rows of section 9 that touch them.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -49,7 +49,7 @@ async function speak(
   };
 }
 
-describe('POST /v1/speak (spec 4.3)', () => {
+describe('POST /v1/speak (speech-service.md section 6)', () => {
   it('speaks a lyric- voice in the encoding asked for: a bundled phrase when the text is one', async () => {
     const answer = await speak('/v1/speak', 'model=lyric-2-andromeda-en&encoding=mulaw', {
       text: PHRASES.goodbye,
@@ -96,7 +96,7 @@ describe('POST /v1/speak (spec 4.3)', () => {
     }
   });
 
-  it('400 for empty text (spec 7), and for a body that is not {"text": …}', async () => {
+  it('400 for empty text (speech-service.md section 9), and for a body that is not {"text": …}', async () => {
     for (const body of [{ text: '' }, { text: '   ' }, {}, { text: 3 }, 'nope']) {
       expect((await speak('/v1/speak', 'encoding=mulaw', body)).status).toBe(400);
     }
@@ -115,7 +115,7 @@ describe('POST /v1/speak (spec 4.3)', () => {
   });
 });
 
-describe('POST /v2/speak (spec 4.4)', () => {
+describe('POST /v2/speak (speech-service.md section 7)', () => {
   it('speaks a turn- voice', async () => {
     const answer = await speak('/v2/speak', 'model=turn-kit-en&encoding=mulaw', { text: PHRASES.goodbye });
     expect(answer.status).toBe(200);
@@ -138,7 +138,7 @@ describe('POST /v2/speak (spec 4.4)', () => {
     expect((await speak('/v2/speak', 'model=turn&encoding=mulaw')).status).toBe(400);
   });
 
-  it('takes speed 0.5 to 1.5 in steps of 0.05 (spec 8)', async () => {
+  it('takes speed 0.5 to 1.5 in steps of 0.05 (speech-service.md section 10)', async () => {
     expect((await speak('/v2/speak', 'model=turn-kit-en&encoding=mulaw&speed=0.55')).status).toBe(200);
     expect((await speak('/v2/speak', 'model=turn-kit-en&encoding=mulaw&speed=0.52')).status).toBe(400);
     expect((await speak('/v2/speak', 'model=turn-kit-en&encoding=mulaw&speed=1.55')).status).toBe(400);
@@ -165,7 +165,7 @@ async function stream(query: string) {
   return { ws, messages, json };
 }
 
-describe('WebSocket /v2/speak (spec 3, 4.4, 7)', () => {
+describe('WebSocket /v2/speak (speech-service.md sections 7 and 9)', () => {
   it('streams a turn: SpeechStarted, audio before any flush, Flushed, then SpeechMetadata', async () => {
     const { ws, messages, json } = await stream('model=turn-kit-en&encoding=mulaw');
     ws.send(JSON.stringify({ type: 'Speak', text: PHRASES.goodbye }));

@@ -56,7 +56,8 @@ export function campaignStoreContract(name: string, harness: () => Promise<Store
         from: null,
         nowMs: T0,
         maxConcurrent: 100,
-        callsPerSecond: 100,
+        // One dial a millisecond: tests of other rules give each begin its own instant.
+        callsPerSecond: 1_000,
         ...over,
       });
 
@@ -286,7 +287,9 @@ export function campaignStoreContract(name: string, harness: () => Promise<Store
         const id = await campaign('running', contacts(1));
         const other = await open();
         const results = await Promise.all(
-          Array.from({ length: 10 }, (_, i) => begin(i % 2 ? store : other, id, 1, { owner: `dialer-${i}` })),
+          Array.from({ length: 10 }, (_, i) =>
+            begin(i % 2 ? store : other, id, 1, { owner: `dialer-${i}`, nowMs: T0 + i }),
+          ),
         );
         const won = results.filter((r) => r.ok);
         expect(won).toHaveLength(1);
@@ -307,29 +310,72 @@ export function campaignStoreContract(name: string, harness: () => Promise<Store
       it('holds the cap on open attempts across instances', async () => {
         const id = await campaign('running', contacts(6));
         const other = await open();
-        const results = await Promise.all(
-          [1, 2, 3, 4, 5, 6].map((seq) => begin(seq % 2 ? store : other, id, seq, { maxConcurrent: 4 })),
-        );
-        expect(results.filter((r) => r.ok)).toHaveLength(4);
-        expect(results.filter((r) => !r.ok && r.reason === 'cap')).toHaveLength(2);
+        const on = (seq: number) =>
+          begin(seq % 2 ? store : other, id, seq, { maxConcurrent: 4, nowMs: T0 + seq });
+        // In time order (the pace lets one dial a millisecond), then two at once over the cap.
+        for (const seq of [1, 2, 3, 4]) expect((await on(seq)).ok).toBe(true);
+        const results = await Promise.all([5, 6].map(on));
+        expect(results).toEqual([
+          { ok: false, reason: 'cap' },
+          { ok: false, reason: 'cap' },
+        ]);
       });
 
-      it('holds the pace: one second of calls at once, then one per 1/cps', async () => {
+      it('holds the pace: one dial per 1/cps, a late one keeping its slot, no burst after a lull', async () => {
         const id = await campaign('running', contacts(6));
         const at = (ms: number, seq: number) => begin(store, id, seq, { nowMs: T0 + ms, callsPerSecond: 2 });
         expect((await at(0, 1)).ok).toBe(true);
-        expect((await at(0, 2)).ok).toBe(true);
-        const third = await at(0, 3);
-        expect(third).toEqual({ ok: false, reason: 'pace', waitMs: 500 });
-        expect(await at(250, 3)).toEqual({ ok: false, reason: 'pace', waitMs: 250 });
-        expect((await at(500, 3)).ok).toBe(true);
-        expect(await at(500, 4)).toMatchObject({ ok: false, reason: 'pace' });
-        // A long lull refills one second's worth, no more.
+        expect(await at(0, 2)).toEqual({ ok: false, reason: 'pace', waitMs: 500 });
+        expect(await at(250, 2)).toEqual({ ok: false, reason: 'pace', waitMs: 250 });
+        // 30 ms late: the next slot is still 1000, not 1030.
+        expect((await at(530, 2)).ok).toBe(true);
+        expect(await at(990, 3)).toEqual({ ok: false, reason: 'pace', waitMs: 10 });
+        expect((await at(1_000, 3)).ok).toBe(true);
+        // A long lull starts the grid again: one dial, then one per half second.
         expect((await at(60_000, 4)).ok).toBe(true);
-        expect((await at(60_000, 5)).ok).toBe(true);
-        expect(await at(60_000, 6)).toMatchObject({ ok: false, reason: 'pace' });
+        expect(await at(60_000, 5)).toEqual({ ok: false, reason: 'pace', waitMs: 500 });
+        expect((await at(60_500, 5)).ok).toBe(true);
         expect(await store.attemptsBegunSince(id, T0)).toBe(5);
-        expect(await store.attemptsBegunSince(id, T0 + 1_000)).toBe(2);
+        expect(await store.attemptsBegunSince(id, T0 + 1_000)).toBe(3);
+      });
+
+      it('never lets more than the pace into any one-second window, across instances, and keeps to the pace', async () => {
+        // Invariant: whatever the timing of the callers, no sliding second holds more than
+        // callsPerSecond dials (its whole part), and the rate over the run is never above the pace
+        // and within 2% below it when callers come back when told.
+        let seed = 7;
+        const random = () => {
+          seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+          return seed / 2 ** 31;
+        };
+        const other = await open();
+        for (const cps of [5, 20, 2.5, 0.5]) {
+          const id = await campaign('running', contacts(120));
+          const dials: number[] = [];
+          let now = T0;
+          let seq = 1;
+          while (seq <= 120) {
+            // Two instances asking in turn, sometimes on time, sometimes a few ms late, sometimes early.
+            const s = random() < 0.5 ? store : other;
+            const result = await begin(s, id, seq, { nowMs: now, callsPerSecond: cps, maxConcurrent: 1_000 });
+            if (result.ok) {
+              dials.push(now);
+              seq += 1;
+              now += random() < 0.3 ? Math.floor(random() * 4) : 0;
+            } else {
+              expect(result).toMatchObject({ reason: 'pace' });
+              const waitMs = result.ok === false && result.reason === 'pace' ? result.waitMs : 1;
+              now += random() < 0.2 ? Math.floor(waitMs / 2) : waitMs + Math.floor(random() * 5);
+            }
+          }
+          const most = Math.max(1, Math.floor(cps));
+          for (let i = 0; i + most < dials.length; i++) {
+            expect(dials[i + most]! - dials[i]!).toBeGreaterThanOrEqual(1_000);
+          }
+          const rate = ((dials.length - 1) * 1_000) / (dials.at(-1)! - dials[0]!);
+          expect(rate).toBeLessThanOrEqual(cps);
+          expect(rate).toBeGreaterThanOrEqual(Math.min(cps, most) * 0.98);
+        }
       });
 
       it('records the call id, finds the attempt by it, and finishes it exactly once', async () => {
@@ -512,7 +558,7 @@ export function campaignStoreContract(name: string, harness: () => Promise<Store
       expect(await store.getOpenAttempt(id, begun.attempt.id)).toMatchObject({ callSid: 'call-1' });
 
       // A callback that comes before the carrier's answer: the call id is set, the answer is kept out.
-      const second = await begin(store, id, 2);
+      const second = await begin(store, id, 2, { nowMs: T0 + 1 });
       if (!second.ok) throw new Error(second.reason);
       expect(await store.identifyCall(id, second.attempt.id, 'call-2')).toBe(true);
       expect(await store.recordCallSid(id, second.attempt.id, 'req-2')).toBe(false);

@@ -188,6 +188,29 @@ describe('shared queue', () => {
     expect(again.json().error.code).toBe('CALLBRIDGE_NOT_FOUND');
   });
 
+  it('dead-letters at once, without a retry, an event the operator gateway refuses for good (a 4xx)', async () => {
+    // Invariant: a permanent refusal is not retried for hours; only what may work later is.
+    operator.respondWith(422);
+    const gw = await start();
+    expect((await deliverCode(gw, 'workflow_run', 'completed', 'run-refused')).statusCode).toBe(202);
+    gw.gateway.startDrainer();
+    const letters = await eventually(
+      async () =>
+        (await gw.app.inject({ method: 'GET', url: '/v1/webhooks/dead-letters' })).json()
+          .deadLetters as Array<{
+          attempts: number;
+          lastError: string;
+        }>,
+      (l) => l.length === 1,
+      'the dead letter',
+    );
+    expect(letters[0]).toMatchObject({ attempts: 1, lastError: 'operator gateway answered 422' });
+    expect(operator.requests).toHaveLength(1);
+    expect(
+      await metricValue(gw.metrics, 'callbridge_webhook_queue_deliveries_total', { outcome: 'retried' }),
+    ).toBe(0);
+  });
+
   it('rejects a nonsense limit on the dead-letter list', async () => {
     const gw = await start();
     const res = await gw.app.inject({ method: 'GET', url: '/v1/webhooks/dead-letters?limit=-3' });

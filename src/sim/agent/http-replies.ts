@@ -13,7 +13,7 @@ export function errorBody(status: number, message: string): ErrorBody {
   return { err_code: (STATUS_CODES[status] ?? 'ERROR').toUpperCase().replace(/\W+/g, '_'), err_msg: message };
 }
 
-/** An error the spec names by code (spec section 7: `INVALID_QUERY_PARAMETER`, `PAYLOAD_ERROR`, …). */
+/** An error the spec names by code (speech-service.md section 9: `INVALID_QUERY_PARAMETER`, `PAYLOAD_ERROR`, …). */
 export function codedError(code: string, message: string): ErrorBody {
   return { err_code: code, err_msg: message };
 }

@@ -1,4 +1,4 @@
-// POST /v1/read, the text intelligence endpoint, as docs/protocols/speech-service.md has it (4.6, 7):
+// POST /v1/read, the text intelligence endpoint, as docs/protocols/speech-service.md sections 5 and 9 have it:
 //   - POST only: GET (and a WebSocket upgrade, see server.ts) answer 405;
 //   - `language` is required and checked before any other problem (400 INVALID_QUERY_PARAMETER,
 //     "missing field language"); only English: `en`, `en-US` (echoed as `en`), never `multi`;
@@ -28,7 +28,7 @@ export async function handleRead(req: IncomingMessage, res: ServerResponse, auth
     return sendJson(res, 405, errorBody(405, '/v1/read takes POST only'));
   }
   const search = new URL(req.url ?? '/', 'http://localhost').searchParams;
-  // Spec section 7: a missing language is reported before any other problem.
+  // speech-service.md section 9: a missing language is reported before any other problem.
   const language = search.getAll('language');
   if (language.length === 0 || language[0] === '') {
     return sendJson(res, 400, codedError('INVALID_QUERY_PARAMETER', 'missing field language'));

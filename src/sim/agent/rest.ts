@@ -1,6 +1,6 @@
 // The REST subset of the local agent: the token grant, the think models listing, text
 // intelligence and the batch speak endpoints (docs/protocols/agent.md;
-// docs/protocols/speech-service.md, sections 4.3 to 4.6 and 5). Every other path answers 404.
+// docs/protocols/speech-service.md sections 2 and 4 to 7). Every other path answers 404.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AGENT_PATH } from '../../agent/protocol.js';
 import { type AuthPolicy, authorize } from './auth.js';

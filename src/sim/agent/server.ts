@@ -2,7 +2,7 @@
 // the streaming speak WebSocket at /v2/speak, and the REST subset (token grant, think models, text
 // intelligence, batch speak). Used by `callbridge sim` and, in-process, when no AGENT_URL is
 // configured; it behaves like the real service (docs/protocols/agent.md;
-// docs/protocols/speech-service.md, sections 4.3 to 4.6, 5, 7, 8).
+// docs/protocols/speech-service.md sections 2 to 10).
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -60,7 +60,7 @@ export interface LocalAgent {
 
 /** Largest client frame accepted: generous for audio chunks, small enough to bound memory. */
 const MAX_PAYLOAD_BYTES = 1024 * 1024;
-/** Streaming speak connections open at once; one more is refused with 429 (spec section 8). */
+/** Streaming speak connections open at once; one more is refused with 429 (speech-service.md section 10). */
 const MAX_SPEAK_STREAMS = 64;
 const MAX_SPEAK_FRAME_BYTES = 64 * 1024;
 /** How long close() waits for clients to answer the close frame before cutting them off. */
@@ -96,12 +96,12 @@ export async function startLocalAgent(opts: LocalAgentOptions): Promise<LocalAge
     socket.on('error', (err) => logger.debug({ err }, 'upgrade socket error'));
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
-    // Spec section 7: /v1/read answers a WebSocket upgrade with 405.
+    // speech-service.md section 9: /v1/read answers a WebSocket upgrade with 405.
     if (path === READ_PATH) return refuseUpgrade(socket, 405, '/v1/read takes POST only');
     if (path === SPEAK_V2_PATH) {
       const check = authorize(req.headers.authorization, auth);
       if (!check.ok) return refuseUpgrade(socket, 401, check.reason);
-      // Spec section 7: a batch-only or unknown parameter fails the connection.
+      // speech-service.md section 9: a batch-only or unknown parameter fails the connection.
       const query = checkStreamQuery(url.searchParams);
       if (!query.ok) return refuseUpgrade(socket, query.status, query.body);
       if (speakWss.clients.size >= MAX_SPEAK_STREAMS)

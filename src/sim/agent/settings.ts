@@ -1,5 +1,5 @@
 // Validation of `Settings` and the `Update*` messages as the voice agent applies them
-// (docs/protocols/agent.md; docs/protocols/speech-service.md, sections 4.5 and 9). `think` and
+// (docs/protocols/agent.md; docs/protocols/speech-service.md sections 3 and 11). `think` and
 // `speak` may be one provider or a list (a fallback chain); `agent.context.messages` holds History
 // in either shape. A rejected message becomes a fatal `Error` with code INVALID_SETTINGS.
 import { type AudioEncoding, type AudioFormat, SUPPORTED_SAMPLE_RATES } from '../../audio/codec.js';

@@ -1,4 +1,4 @@
-// WebSocket /v2/speak, the streaming turn-aware text-to-speech path (docs/protocols/speech-service.md 3, 4.4, 6, 7, 8):
+// WebSocket /v2/speak, the streaming turn-aware text-to-speech path (docs/protocols/speech-service.md sections 7, 9 and 10):
 //   - query: `model` (required, `turn-*`), `encoding` (`linear16` default, `mulaw`, `alaw`), `speed`
 //     (0.5 to 1.5 in steps of 0.05), `expressivity` (-2 to 2); anything else, batch-only parameters
 //     included, fails the connection (the upgrade is refused with 400);

@@ -1,5 +1,5 @@
 // POST /v1/speak and POST /v2/speak, the batch text-to-speech endpoints, with the service's rules
-// (docs/protocols/speech-service.md 4.3, 4.4, 8, 9):
+// (docs/protocols/speech-service.md sections 6, 7, 10 and 11):
 //   - /v1/speak serves `lyric-` voices only (`model` optional, a `lyric-` English default);
 //     /v2/speak needs `model` and serves `turn-` voices only, a `lyric-` one is rejected;
 //   - `encoding` one of the named ones, `speed` in its version's range (v1: lyric-2 English and
@@ -114,7 +114,7 @@ export function checkBatchQuery(version: SpeakVersion, search: URLSearchParams):
   return { ok: true, request };
 }
 
-/** Spec 4.4, 9.2: v2 needs a `turn-` model and rejects `lyric-`; v1 serves `lyric-` only. */
+/** speech-service.md sections 3 and 7: v2 needs a `turn-` model and rejects `lyric-`; v1 serves `lyric-` only. */
 export function checkModel(
   version: SpeakVersion,
   model: string | undefined,
@@ -163,7 +163,7 @@ export async function handleSpeak(
   } catch {
     return sendJson(res, 400, errorBody(400, 'the body must be JSON {"text": …}'));
   }
-  // Spec section 7: empty text is a 400.
+  // speech-service.md section 9: empty text is a 400.
   if (typeof text !== 'string' || text.trim() === '')
     return sendJson(res, 400, errorBody(400, 'text must not be empty'));
   if (text.length > MAX_SPEAK_CHARS) {

@@ -5,7 +5,7 @@
 // package: the agent's courtesy says nothing of how the call went, and a call where the caller
 // said nothing readable (a voicemail, a simulated caller) is neutral, not a guess. The answer's
 // shape beyond `results.summary.text` and `results.sentiments` is ours (docs/protocols/speech-service.md
-// 4.6: "Response fields other than those in section 2: not shown"), modelled on segments with an `average`.
+// section 5: "Response fields other than those in section 2: not shown"), modelled on segments with an `average`.
 import Sentiment from 'sentiment';
 
 export interface ReadFeatures {

@@ -2,8 +2,9 @@
 // keys share the hash tag `{c:<id>}`, so each step that must be atomic is one Lua script on one
 // slot; a campaign holds at most MAX_CONTACTS_PER_CAMPAIGN contacts, so no slot grows without bound,
 // and every key of an ended campaign expires after the retention period. Contact changes are
-// computed in JavaScript (campaign-transitions.ts, shared with SQLite) and written by a script only
-// if the stored record is still the one read: a compare-and-set that retries on a lost race.
+// computed in JavaScript (campaign-transitions.ts and pace.ts, shared with SQLite) and written by a
+// script only if what was read is still stored: a compare-and-set that retries on a lost race
+// (`untilWon`, the one loop every such step goes through).
 //
 //   {c:<id>}:meta          the campaign JSON
 //   {c:<id>}:seq           the last contact seq handed out
@@ -15,7 +16,7 @@
 //   {c:<id>}:outcomes      hash final outcome → contacts
 //   {c:<id>}:vars          hash variable → callable contacts with a value
 //   {c:<id>}:open          hash attempt id → open attempt JSON (its length is the calls in flight)
-//   {c:<id>}:pace          hash tokens, at: the pace's token bucket
+//   {c:<id>}:dials         the pace's state (pace.ts), JSON
 //   {c:<id>}:starts        sorted set of attempt ids by start (the last ten minutes)
 //   {c:<id>}:results       sorted set of finished attempt ids by end; {c:<id>}:failures the failed ones
 //   {campaigns}:index      sorted set, member = 16-digit creation ms + id, for listing
@@ -40,8 +41,9 @@ import {
   MAX_CONTACTS_PER_CAMPAIGN,
 } from '../campaign-store.js';
 import {
+  ACCEPTS_CONTACTS,
   beginOnContact,
-  bucketCapacity,
+  CANCELLED_NOTE,
   callSidOnContact,
   closeOnContact,
   decodeCursor,
@@ -54,6 +56,7 @@ import {
   seqCursor,
   seqFromCursor,
 } from '../campaign-transitions.js';
+import { readPaceState, takePaceSlot, writePaceState } from '../pace.js';
 import { redisScript } from './script.js';
 
 const MS_DIGITS = 16;
@@ -73,10 +76,10 @@ const addBatch = redisScript(`
 local meta = redis.call('GET', KEYS[1])
 if not meta then return {'not_found'} end
 local state = cjson.decode(meta).state
-if state ~= 'draft' and state ~= 'running' and state ~= 'paused' then return {'ended'} end
+if not string.find(ARGV[2], ' ' .. state .. ' ', 1, true) then return {'ended'} end
 local max = tonumber(ARGV[1])
 local out = {}
-local i = 2
+local i = 3
 while i <= #ARGV do
   local phone, json, vars = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   if phone ~= '' and redis.call('HEXISTS', KEYS[4], phone) == 1 then
@@ -138,23 +141,18 @@ if ARGV[5] ~= '' then redis.call('HINCRBY', KEYS[6], ARGV[5], 1) end
 return 1
 `);
 
-// KEYS: meta, contacts, due, leased, st:<old>, st:dialing, open, pace, starts
-// ARGV: seq, expected, new, attempt id, attempt JSON, now, cap, calls per second, capacity, starts kept
+// The pace is decided in JavaScript (pace.ts) on the state read; the script writes the next state
+// only if that one is still stored.
+// KEYS: meta, contacts, due, leased, st:<old>, st:dialing, open, dials, starts
+// ARGV: seq, expected, new, attempt id, attempt JSON, now, cap, expected pace or '', new pace, starts kept
 const begin = redisScript(`
 local meta = redis.call('GET', KEYS[1])
-if not meta or cjson.decode(meta).state ~= 'running' then return {'not_running'} end
-if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return {'stale'} end
-if redis.call('HLEN', KEYS[7]) >= tonumber(ARGV[7]) then return {'cap'} end
-local now, cps, capacity = tonumber(ARGV[6]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local b = redis.call('HMGET', KEYS[8], 'tokens', 'at')
-local tokens, at = capacity, now
-if b[1] then
-  local t, a = tonumber(b[1]), tonumber(b[2])
-  tokens = math.min(capacity, t + math.max(0, now - a) * cps / 1000)
-  at = math.max(a, now)
-end
-if tokens < 1 then return {'pace', tostring(math.max(1, math.ceil((1 - tokens) * 1000 / cps)))} end
-redis.call('HSET', KEYS[8], 'tokens', string.format('%.17g', tokens - 1), 'at', string.format('%d', at))
+if not meta or cjson.decode(meta).state ~= 'running' then return 'not_running' end
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 'stale' end
+if redis.call('HLEN', KEYS[7]) >= tonumber(ARGV[7]) then return 'cap' end
+if (redis.call('GET', KEYS[8]) or '') ~= ARGV[8] then return 'stale' end
+local now = tonumber(ARGV[6])
+redis.call('SET', KEYS[8], ARGV[9])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
@@ -163,7 +161,7 @@ redis.call('ZADD', KEYS[6], ARGV[1], ARGV[1])
 redis.call('HSET', KEYS[7], ARGV[4], ARGV[5])
 redis.call('ZADD', KEYS[9], now, ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', now - tonumber(ARGV[10]))
-return {'ok'}
+return 'ok'
 `);
 
 // KEYS: open, contacts
@@ -204,6 +202,19 @@ redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(a))
 return 1
 `);
 
+/** What a compare-and-set step answers when what it read changed before its write. */
+const STALE = 'stale';
+type Stale = typeof STALE;
+
+/** Runs a read-decide-write step until its write finds what it read still stored. */
+async function untilWon<T>(what: string, step: () => Promise<T | Stale>): Promise<T> {
+  for (let tries = 0; tries < MAX_CAS_TRIES; tries++) {
+    const result = await step();
+    if (result !== STALE) return result;
+  }
+  throw new Error(`${what}: lost ${MAX_CAS_TRIES} races in a row`);
+}
+
 const compareAndSet = redisScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
@@ -226,7 +237,9 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
       outcomes: `${tag}:outcomes`,
       vars: `${tag}:vars`,
       open: `${tag}:open`,
-      pace: `${tag}:pace`,
+      dials: `${tag}:dials`,
+      /** Left by the token bucket the pace once was; expired with the rest. */
+      legacyPace: `${tag}:pace`,
       starts: `${tag}:starts`,
       results: `${tag}:results`,
       failures: `${tag}:failures`,
@@ -245,7 +258,8 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
       keys.outcomes,
       keys.vars,
       keys.open,
-      keys.pace,
+      keys.dials,
+      keys.legacyPace,
       keys.starts,
       keys.results,
       keys.failures,
@@ -259,19 +273,16 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
 
   const rawContact = (id: string, seq: number) => client.hget(k(id).contacts, String(seq));
 
-  /** Reads the contact, lets `change` decide, and writes through `write` if unchanged meanwhile. */
-  async function casContact<T>(
+  /** Reads the contact and lets `step` decide and write, if the contact is unchanged meanwhile. */
+  function casContact<T>(
     id: string,
     seq: number,
-    step: (contact: ContactRecord, json: string) => Promise<T | 'stale'>,
+    step: (contact: ContactRecord, json: string) => Promise<T | Stale>,
   ): Promise<T | null> {
-    for (let tries = 0; tries < MAX_CAS_TRIES; tries++) {
+    return untilWon(`campaign ${id} contact ${seq}`, async () => {
       const json = await rawContact(id, seq);
-      if (json === null) return null;
-      const result = await step(readContact(json), json);
-      if (result !== 'stale') return result;
-    }
-    throw new Error(`campaign ${id} contact ${seq}: lost ${MAX_CAS_TRIES} races in a row`);
+      return json === null ? null : step(readContact(json), json);
+    });
   }
 
   /** Writes `next` over the contact read as `json`, moving it between the state and due indexes. */
@@ -284,7 +295,7 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
       [keys.contacts, keys.due, keys.leased, keys.state(before.state), keys.state(next.state), keys.outcomes],
       [String(next.seq), json, JSON.stringify(next), due, outcome],
     );
-    return done === 1 ? true : 'stale';
+    return done === 1 ? true : STALE;
   }
 
   async function closeContact(
@@ -303,9 +314,9 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
    * Sets an open attempt's call id (and its contact's copy) and indexes the attempt by it: only
    * while it has none, unless `replace`. The open attempt and the contact are both compared on write.
    */
-  async function writeCallSid(id: string, attemptIdValue: string, callSid: string, replace: boolean) {
+  function writeCallSid(id: string, attemptIdValue: string, callSid: string, replace: boolean) {
     const keys = k(id);
-    for (let tries = 0; tries < MAX_CAS_TRIES; tries++) {
+    return untilWon(`campaign ${id} attempt ${attemptIdValue}`, async () => {
       const openJson = await client.hget(keys.open, attemptIdValue);
       if (openJson === null) return false;
       const open = JSON.parse(openJson) as OpenAttempt;
@@ -328,13 +339,11 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
         ],
       );
       if (reply === 'not_open') return false;
-      if (reply === 'ok') {
-        await client.set(callKey(callSid), `${id} ${attemptIdValue}`, 'PX', CALL_INDEX_TTL_MS);
-        if (open.callSid !== null) await client.del(callKey(open.callSid));
-        return true;
-      }
-    }
-    throw new Error(`campaign ${id} attempt ${attemptIdValue}: lost ${MAX_CAS_TRIES} races in a row`);
+      if (reply !== 'ok') return STALE;
+      await client.set(callKey(callSid), `${id} ${attemptIdValue}`, 'PX', CALL_INDEX_TTL_MS);
+      if (open.callSid !== null) await client.del(callKey(open.callSid));
+      return true;
+    });
   }
 
   async function expireCampaign(id: string) {
@@ -383,9 +392,9 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
       return { campaigns, nextCursor: last === null ? null : encodeCursor(last) };
     },
 
-    async transitionCampaign(id, from, to, patch) {
+    transitionCampaign(id, from, to, patch) {
       const key = k(id).meta;
-      for (let tries = 0; tries < MAX_CAS_TRIES; tries++) {
+      return untilWon(`campaign ${id}`, async () => {
         const json = await client.get(key);
         if (json === null) return null;
         const record = JSON.parse(json) as CampaignRecord;
@@ -393,12 +402,10 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
         const next: CampaignRecord = { ...record, ...patch, state: to };
         // Listed before the change, so a dialer can never miss a running campaign.
         if (to === 'running' || to === 'paused') await client.sadd(active, id);
-        if ((await compareAndSet(client, [key], [json, JSON.stringify(next)])) === 1) {
-          if (to === 'completed' || to === 'cancelled') await expireCampaign(id);
-          return next;
-        }
-      }
-      throw new Error(`campaign ${id}: lost ${MAX_CAS_TRIES} races in a row`);
+        if ((await compareAndSet(client, [key], [json, JSON.stringify(next)])) !== 1) return STALE;
+        if (to === 'completed' || to === 'cancelled') await expireCampaign(id);
+        return next;
+      });
     },
 
     async activeCampaignIds() {
@@ -421,7 +428,7 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
       let added = 0;
       for (let start = 0; start < contacts.length || start === 0; start += ADD_BATCH) {
         const batch = contacts.slice(start, start + ADD_BATCH);
-        const args: string[] = [String(MAX_CONTACTS_PER_CAMPAIGN)];
+        const args: string[] = [String(MAX_CONTACTS_PER_CAMPAIGN), ` ${ACCEPTS_CONTACTS.join(' ')} `];
         for (const contact of batch) {
           const record = newContactRecord(id, 0, contact, nowMs);
           const named = Object.entries(contact.variables)
@@ -538,7 +545,7 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
       for (const seq of [...pending, ...retry].slice(0, limit)) {
         const done = await closeContact(id, Number(seq), {
           outcome: 'cancelled',
-          note: 'the campaign was cancelled',
+          note: CANCELLED_NOTE,
           nowMs,
         });
         if (done) closed += 1;
@@ -565,10 +572,20 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
 
     async beginAttempt(input): Promise<BeginResult> {
       const keys = k(input.campaignId);
-      const result = await casContact(input.campaignId, input.seq, async (contact, json) => {
+      const result = await untilWon(`campaign ${input.campaignId} contact ${input.seq}`, async () => {
+        // Both read in one round trip: the claim then lands as close as it can to `nowMs`.
+        const [json, stored] = await Promise.all([
+          rawContact(input.campaignId, input.seq),
+          client.get(keys.dials),
+        ]);
+        if (json === null) return null;
+        const contact = readContact(json);
         if (!isWaiting(contact.state)) return { ok: false, reason: 'not_waiting' } as const;
+        const paceJson = stored ?? '';
+        const pace = takePaceSlot(readPaceState(paceJson), input.nowMs, input.callsPerSecond);
+        if (!pace.ok) return { ok: false, reason: 'pace', waitMs: pace.waitMs } as const;
         const begun = beginOnContact(contact, input);
-        const reply = (await begin(
+        const reply = await begin(
           client,
           [
             keys.meta,
@@ -578,7 +595,7 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
             keys.state(contact.state),
             keys.state('dialing'),
             keys.open,
-            keys.pace,
+            keys.dials,
             keys.starts,
           ],
           [
@@ -589,18 +606,16 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
             JSON.stringify(begun.attempt),
             String(input.nowMs),
             String(input.maxConcurrent),
-            String(input.callsPerSecond),
-            String(bucketCapacity(input.callsPerSecond)),
+            paceJson,
+            writePaceState(pace.state),
             String(STARTS_KEPT_MS),
           ],
-        )) as string[];
-        switch (reply[0]) {
+        );
+        switch (reply) {
           case 'ok':
             return { ok: true, attempt: begun.attempt, contact: begun.contact } as const;
-          case 'stale':
-            return 'stale' as const;
-          case 'pace':
-            return { ok: false, reason: 'pace', waitMs: Number(reply[1]) } as const;
+          case STALE:
+            return STALE;
           case 'cap':
             return { ok: false, reason: 'cap' } as const;
           default:
@@ -652,7 +667,7 @@ export function redisCampaigns(client: Redis, prefix: string): RedisCampaigns {
             next.state === 'done' ? (next.outcome ?? '') : '',
           ],
         );
-        if (reply === 'stale') return 'stale';
+        if (reply === STALE) return STALE;
         return reply === 'ok' ? next : null;
       });
     },
