@@ -71,7 +71,7 @@ export function CampaignPageScreen({ id }: { id: string }) {
       <ErrorText error={loaded.error} />
       {campaign && (
         <>
-          <p class="campaign-state">
+          <p class="campaign-state" role="status">
             State: <strong class={`state ${campaign.state}`}>{campaign.state}</strong>
             {campaign.pause && campaign.state === 'paused' && (
               <span>
