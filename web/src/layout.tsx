@@ -47,7 +47,7 @@ export function Layout(props: { session: Session; onSignOut: () => void; childre
             ))}
           </ul>
         </nav>
-        <div class="who">
+        <div class="account">
           <span>
             {props.session.name} <span class="role">({props.session.role})</span>
           </span>
