@@ -186,4 +186,52 @@ describe.skipIf(missing !== null)('the console in Chromium', () => {
     );
     expect(browser.problems).toEqual([]);
   }, 60_000);
+
+  it('lists the control actions just taken in the audit log, with the key that took them', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit' }).click();
+    const entries = page.getByRole('region', { name: 'Audit entries' });
+    await entries.waitFor();
+    const rows = await entries.getByRole('row').allInnerTexts();
+    for (const action of [
+      'call.listen',
+      'call.hangup',
+      'campaign.create',
+      'campaign.start',
+      'campaign.cancel',
+    ]) {
+      expect(
+        rows.some((row) => row.includes(action)),
+        `${action} in ${rows.join('\n')}`,
+      ).toBe(true);
+    }
+    expect(browser.problems).toEqual([]);
+  });
+
+  it('shows a viewer no controls and no admin screens', async () => {
+    const created = await fetch(`${server.baseUrl}/v1/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'wallboard', role: 'viewer' }),
+    });
+    expect(created.status).toBe(201);
+    const { key } = (await created.json()) as { key: string };
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Campaigns' }).click();
+    await page.getByRole('heading', { name: 'Campaigns' }).waitFor();
+    expect(await nav.getByRole('link').allInnerTexts()).toEqual([
+      'Live calls',
+      'Calls',
+      'Campaigns',
+      'Do not call',
+    ]);
+    expect(await page.getByRole('button', { name: 'New campaign' }).count()).toBe(0);
+    await nav.getByRole('link', { name: 'Do not call' }).click();
+    await page.getByLabel('Search numbers').waitFor();
+    expect(await page.getByLabel('Number to add').count()).toBe(0);
+    expect(browser.problems).toEqual([]);
+  });
 });
