@@ -14,7 +14,12 @@ import { registerCallAdminRoutes } from './admin/calls.js';
 import { registerCampaignAdminRoutes } from './admin/campaigns.js';
 import { registerDncAdminRoutes } from './admin/dnc.js';
 import { registerLiveCallAdminRoutes } from './admin/live-calls.js';
+import { registerAuditRoutes } from './admin/audit.js';
+import { registerKeyAdminRoutes } from './admin/keys.js';
+import { registerOpenApi } from './admin/openapi.js';
 import { adminApi } from './admin/plugin.js';
+import type { DeclaredRoute } from './admin/roles.js';
+import { registerSessionRoutes } from './admin/session.js';
 import type { AgentDialer } from './agent/dialer.js';
 import { AdmissionControl } from './call/admission.js';
 import type { CarrierAdapter } from './call/carrier-port.js';
@@ -105,6 +110,8 @@ export interface CallbridgeState {
   draining: boolean;
   /** The fixed prompts and campaign voicemails as audio (`promptAudio(kind, format, {text})`). */
   prompts: PromptAudio;
+  /** Every /v1 route with the role it declares (src/admin/roles.ts). */
+  adminRoutes: DeclaredRoute[];
 }
 
 declare module 'fastify' {
@@ -205,6 +212,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     outbound,
     fleet,
     draining: false,
+    adminRoutes: [],
     // Without a configured renderer the bundled recordings play.
     prompts:
       deps.prompts ??
@@ -237,6 +245,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     throw new NotFoundError(`no route for ${req.method} ${req.url.split('?')[0]}`);
   });
 
+  // Before any route: the OpenAPI document is generated from every route registered after it.
+  await registerOpenApi(app);
   await app.register(websocket, {
     options: { maxPayload: MAX_MEDIA_FRAME_BYTES },
     errorHandler: (err, socket, req) => {
@@ -346,22 +356,33 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(gateway.plugin);
   if (config.adminToken) {
     await app.register(
-      adminApi(config.adminToken, [
-        (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
-        (scope) => registerCallAdminRoutes(scope, { store: deps.store, live: fleet.calls }),
-        (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls }),
-        (scope) =>
-          registerPlaceCallRoutes(scope, {
-            profiles: config.profiles,
-            defaultProfile: config.numbers.default,
-            carriers: outboundCalls?.carriers ?? [],
-            admit: (carrier) => intake.admit(carrier),
-            place: (call) =>
-              outboundCalls!.place({ ...call, attemptId: null, campaignId: null, contact: null }),
-          }),
-        (scope) => registerCampaignAdminRoutes(scope, { campaigns: outbound.service }),
-        (scope) => registerDncAdminRoutes(scope, { store: deps.store, now: Date.now }),
-      ]),
+      adminApi(
+        { adminToken: config.adminToken, store: deps.store, now: Date.now, catalogue: state.adminRoutes },
+        [
+          (scope) =>
+            registerSessionRoutes(scope, {
+              store: deps.store,
+              adminToken: config.adminToken!,
+              now: Date.now,
+            }),
+          (scope) => registerKeyAdminRoutes(scope, { store: deps.store, now: Date.now }),
+          (scope) => registerAuditRoutes(scope, { store: deps.store }),
+          (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
+          (scope) => registerCallAdminRoutes(scope, { store: deps.store, live: fleet.calls }),
+          (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls }),
+          (scope) =>
+            registerPlaceCallRoutes(scope, {
+              profiles: config.profiles,
+              defaultProfile: config.numbers.default,
+              carriers: outboundCalls?.carriers ?? [],
+              admit: (carrier) => intake.admit(carrier),
+              place: (call) =>
+                outboundCalls!.place({ ...call, attemptId: null, campaignId: null, contact: null }),
+            }),
+          (scope) => registerCampaignAdminRoutes(scope, { campaigns: outbound.service }),
+          (scope) => registerDncAdminRoutes(scope, { store: deps.store, now: Date.now }),
+        ],
+      ),
       { prefix: '/v1' },
     );
   }

@@ -6,6 +6,10 @@ export const ConfigError = createError<[string]>('CALLBRIDGE_CONFIG_INVALID', '%
 export const BadRequestError = createError<[string]>('CALLBRIDGE_BAD_REQUEST', '%s', 400);
 export const UnauthorizedError = createError<[string]>('CALLBRIDGE_UNAUTHORIZED', '%s', 401);
 export const BadSignatureError = createError<[string]>('CALLBRIDGE_BAD_SIGNATURE', '%s', 403);
+/** The key or session is good, its role too low for the route (docs/console.md). */
+export const ForbiddenError = createError<[string]>('CALLBRIDGE_FORBIDDEN', '%s', 403);
+/** A cookie-authenticated change without the session's anti-forgery header (docs/console.md). */
+export const CsrfError = createError<[string]>('CALLBRIDGE_CSRF', '%s', 403);
 export const NotFoundError = createError<[string]>('CALLBRIDGE_NOT_FOUND', '%s', 404);
 /** The request is sound but the resource's state forbids it (starting a running campaign). */
 export const ConflictError = createError<[string]>('CALLBRIDGE_CONFLICT', '%s', 409);

@@ -1,15 +1,18 @@
 // Records of ended calls, for operators. Mounted by the app inside the `/v1` admin scope, which
-// already checks ADMIN_TOKEN.
-//   GET /calls[?since=&until=&outcome=&reason=&limit=&cursor=]  → 200 {"calls": [...], "nextCursor": …}
+// checks each route's declared role (docs/console.md).
+//   GET /calls[?since=&until=&outcome=&reason=&direction=&carrier=&profile=&campaign=&number=
+//              &limit=&cursor=]                               → 200 {"calls": [...], "nextCursor": …}
 //       newest first; since/until are ISO 8601 bounds on startedAt (since inclusive, until exclusive);
 //       follow nextCursor until it is null
 //   GET /calls/:callSid                                         → 200 the record; 404 if none
 //   GET /calls?live=true: calls in progress instead (live-calls.ts)
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { CallRecordQuery } from '../store/call-record.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import type { LiveCalls } from '../call/live-call.js';
 import type { Store } from '../store/store.js';
+import { CallPage, CallSidParams, CallsQuery, errors } from './schemas.js';
 import { listLiveCalls, wantsLiveCalls } from './live-calls.js';
 
 export interface CallAdminDeps {
@@ -84,28 +87,79 @@ function parseCursor(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function parseDirection(raw: string | undefined): CallRecordQuery['direction'] {
+  if (raw === undefined || raw === 'inbound' || raw === 'outbound') return raw;
+  throw new BadRequestError('direction must be inbound or outbound');
+}
+
+/** A name filter (carrier, profile, campaign): plain characters, bounded. */
+function parseName(raw: string | undefined, name: string): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[\w.:-]{1,80}$/.test(raw))
+    throw new BadRequestError(`${name} must be 1 to 80 letters, digits or _.:-`);
+  return raw;
+}
+
+function parseNumber(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\+[1-9]\d{1,14}$/.test(raw)) {
+    throw new BadRequestError('number must be an E.164 number, like +12125550100 (send + as %2B)');
+  }
+  return raw;
+}
+
 function parseQuery(query: RawQuery): CallRecordQuery {
+  const filters = {
+    direction: parseDirection(single(query, 'direction')),
+    carrier: parseName(single(query, 'carrier'), 'carrier'),
+    profile: parseName(single(query, 'profile'), 'profile'),
+    campaign: parseName(single(query, 'campaign'), 'campaign'),
+    number: parseNumber(single(query, 'number')),
+  };
   return {
     since: parseInstant(single(query, 'since'), 'since'),
     until: parseInstant(single(query, 'until'), 'until'),
     outcome: parseOutcome(single(query, 'outcome')),
     endReason: parseReason(single(query, 'reason')),
+    ...Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined)),
     limit: parseLimit(single(query, 'limit')),
     cursor: parseCursor(single(query, 'cursor')),
   };
 }
 
 export function registerCallAdminRoutes(scope: FastifyInstance, deps: CallAdminDeps): void {
-  scope.get<{ Querystring: RawQuery }>('/calls', async (request) => {
-    if (deps.live && wantsLiveCalls(request.query)) return listLiveCalls({ calls: deps.live });
-    const page = await deps.store.listCallRecords(parseQuery(request.query));
-    return { calls: page.calls, nextCursor: page.nextCursor };
-  });
+  scope.get<{ Querystring: RawQuery }>(
+    '/calls',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'Ended calls, newest first, filtered and paged; or live calls with ?live=true',
+        querystring: CallsQuery,
+        response: { 200: CallPage, ...errors(503) },
+      },
+    },
+    async (request) => {
+      if (deps.live && wantsLiveCalls(request.query)) return listLiveCalls({ calls: deps.live });
+      const page = await deps.store.listCallRecords(parseQuery(request.query));
+      return { calls: page.calls, nextCursor: page.nextCursor };
+    },
+  );
 
-  scope.get<{ Params: { callSid: string } }>('/calls/:callSid', async (request) => {
-    const { callSid } = request.params;
-    const record = await deps.store.getCallRecord(callSid);
-    if (!record) throw new NotFoundError(`no call ${JSON.stringify(callSid.slice(0, 80))}`);
-    return record;
-  });
+  scope.get<{ Params: { callSid: string } }>(
+    '/calls/:callSid',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: "An ended call's record: turns, events, analysis",
+        params: CallSidParams,
+        response: { 200: Type.Ref('CallRecord'), ...errors(404) },
+      },
+    },
+    async (request) => {
+      const { callSid } = request.params;
+      const record = await deps.store.getCallRecord(callSid);
+      if (!record) throw new NotFoundError(`no call ${JSON.stringify(callSid.slice(0, 80))}`);
+      return record;
+    },
+  );
 }

@@ -1,5 +1,6 @@
 // The do-not-call list, checked right before every campaign dial. Mounted inside the `/v1` admin
-// scope, which already checks ADMIN_TOKEN.
+// scope, which checks each route's declared role: viewers read, admins change it (audited).
+//   GET    /dnc[?q=&limit=&cursor=] → 200 {"numbers": [{"number", "addedAt"}], "nextCursor"}, in order
 //   POST   /dnc            {"numbers": ["+1…", …]} or text/csv with a phone column (and country)
 //                          → 200 {"added": n, "alreadyListed": n, "rejected": [{"row", "reason"}]}
 //   GET    /dnc/:number    → 200 {"number", "listed": true, "addedAt"}; 404 when not listed
@@ -10,6 +11,17 @@ import { dncFromCsv, dncFromJson } from '../outbound/dnc-import.js';
 import { normalizePhone } from '../outbound/phone.js';
 import type { Store } from '../store/store.js';
 import { acceptCsv, UPLOAD_BODY_LIMIT_BYTES } from './campaigns.js';
+import { cursorParam, knownParams, limitParam, type RawQuery, single } from './query-params.js';
+import {
+  DncAdded,
+  DncBody,
+  DncEntry,
+  DncPage,
+  DncQuery,
+  errors,
+  NoContent,
+  NumberParams,
+} from './schemas.js';
 
 export interface DncAdminDeps {
   store: Store;
@@ -26,31 +38,99 @@ function pathNumber(raw: string): string {
 export function registerDncAdminRoutes(scope: FastifyInstance, deps: DncAdminDeps): void {
   acceptCsv(scope);
 
-  scope.post('/dnc', { bodyLimit: UPLOAD_BODY_LIMIT_BYTES }, async (request) => {
-    const type = request.headers['content-type'] ?? '';
-    const upload =
-      typeof request.body === 'string' && type.startsWith('text/csv')
-        ? dncFromCsv(request.body)
-        : type.startsWith('application/json')
-          ? dncFromJson(request.body)
-          : null;
-    if (!upload) throw new BadRequestError('numbers must be sent as JSON {"numbers": [...]} or text/csv');
-    const added = await deps.store.addDoNotCall(upload.numbers, deps.now());
-    return { added, alreadyListed: upload.numbers.length - added, rejected: upload.rejected };
-  });
+  scope.get<{ Querystring: RawQuery }>(
+    '/dnc',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'The do-not-call list, searched by part of the number, paged',
+        querystring: DncQuery,
+        response: { 200: DncPage, ...errors() },
+      },
+    },
+    async (request) => {
+      knownParams(request.query, ['q', 'limit', 'cursor']);
+      const q = single(request.query, 'q');
+      if (q !== undefined && !/^\+?\d{1,15}$/.test(q)) {
+        throw new BadRequestError('q must be digits of a number, like 555 or +1212');
+      }
+      const cursor = cursorParam(request.query);
+      const page = await deps.store.listDoNotCall({
+        limit: limitParam(request.query, 50, 500),
+        ...(q ? { q } : {}),
+        ...(cursor ? { cursor } : {}),
+      });
+      return {
+        numbers: page.numbers.map((entry) => ({
+          number: entry.number,
+          addedAt: new Date(entry.addedAtMs).toISOString(),
+        })),
+        nextCursor: page.nextCursor,
+      };
+    },
+  );
 
-  scope.get<{ Params: { number: string } }>('/dnc/:number', async (request) => {
-    const number = pathNumber(request.params.number);
-    const entry = await deps.store.getDoNotCall(number);
-    if (!entry) throw new NotFoundError(`${number} is not on the do-not-call list`);
-    return { number, listed: true, addedAt: new Date(entry.addedAtMs).toISOString() };
-  });
+  const dncSchema = {
+    summary: 'Add numbers to the do-not-call list',
+    body: DncBody,
+    response: { 200: DncAdded, ...errors(413) },
+  };
+  scope.post(
+    '/dnc',
+    { bodyLimit: UPLOAD_BODY_LIMIT_BYTES, config: { role: 'admin' }, schema: dncSchema },
+    async (request) => {
+      const type = request.headers['content-type'] ?? '';
+      const upload =
+        typeof request.body === 'string' && type.startsWith('text/csv')
+          ? dncFromCsv(request.body)
+          : type.startsWith('application/json')
+            ? dncFromJson(request.body)
+            : null;
+      if (!upload) throw new BadRequestError('numbers must be sent as JSON {"numbers": [...]} or text/csv');
+      const added = await deps.store.addDoNotCall(upload.numbers, deps.now());
+      // One entry per request, not per number: an upload may list 50,000 numbers.
+      const target = upload.numbers.length === 1 ? upload.numbers[0]! : `${upload.numbers.length} numbers`;
+      await request.audit('dnc.add', target, { added, rejected: upload.rejected.length });
+      return { added, alreadyListed: upload.numbers.length - added, rejected: upload.rejected };
+    },
+  );
 
-  scope.delete<{ Params: { number: string } }>('/dnc/:number', async (request, reply) => {
-    const number = pathNumber(request.params.number);
-    if (!(await deps.store.removeDoNotCall(number))) {
-      throw new NotFoundError(`${number} is not on the do-not-call list`);
-    }
-    return reply.code(204).send();
-  });
+  const byNumber = { params: NumberParams };
+  scope.get<{ Params: { number: string } }>(
+    '/dnc/:number',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: 'Whether a number is listed',
+        ...byNumber,
+        response: { 200: DncEntry, ...errors(404) },
+      },
+    },
+    async (request) => {
+      const number = pathNumber(request.params.number);
+      const entry = await deps.store.getDoNotCall(number);
+      if (!entry) throw new NotFoundError(`${number} is not on the do-not-call list`);
+      return { number, listed: true, addedAt: new Date(entry.addedAtMs).toISOString() };
+    },
+  );
+
+  scope.delete<{ Params: { number: string } }>(
+    '/dnc/:number',
+    {
+      config: { role: 'admin' },
+      schema: {
+        summary: 'Remove a number from the list',
+        ...byNumber,
+        response: { 204: NoContent, ...errors(404) },
+      },
+    },
+    async (request, reply) => {
+      const number = pathNumber(request.params.number);
+      if (!(await deps.store.removeDoNotCall(number))) {
+        throw new NotFoundError(`${number} is not on the do-not-call list`);
+      }
+      await request.audit('dnc.remove', number);
+      return reply.code(204).send();
+    },
+  );
 }

@@ -1,10 +1,10 @@
-// One outbound call on request. Mounted by the app inside the `/v1` admin scope, which already
-// checks ADMIN_TOKEN.
+// One outbound call on request (operator role, audited as call.place). Mounted by the app inside
+// the `/v1` admin scope, which checks each route's declared role.
 //   POST /calls {to, from?, profile?, carrier?, variables?, amd?} → 201 {callSid, carrier, to, from, profile, status}
 // The call counts against admission like an inbound one: refused with 503 while this instance is
 // draining or at capacity. Once answered it is bridged to the agent exactly as an inbound call is,
 // pre-warmed at the answer, and its record says `direction: outbound`.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema } from 'fastify';
 import { placeholders, renderTemplate } from '../agent/placeholders.js';
 import type { Admission } from '../call/carrier-port.js';
 import type { OutboundAmd } from '../call/outbound-context.js';
@@ -12,6 +12,7 @@ import type { AgentProfile } from '../config/types.js';
 import { BadRequestError, CARRIER_API_ERROR_CODE, UnavailableError } from '../errors.js';
 import { normalizePhone } from '../outbound/phone.js';
 import { voicemailAudioUrlProblem } from '../outbound/voicemail-audio-url.js';
+import { errors, PlaceCallBody, PlacedCall } from './schemas.js';
 
 export interface PlaceCallRequest {
   to: string;
@@ -163,7 +164,12 @@ export function placeCallRequest(
 }
 
 export function registerPlaceCallRoutes(app: FastifyInstance, deps: PlaceCallDeps): void {
-  app.post('/calls', async (req, reply) => {
+  const schema: FastifySchema = {
+    summary: 'Place one outbound call',
+    body: PlaceCallBody,
+    response: { 201: PlacedCall, ...errors(502, 503) },
+  };
+  app.post('/calls', { config: { role: 'operator' }, schema }, async (req, reply) => {
     if (deps.carriers.length === 0) {
       throw new UnavailableError('no carrier can place outbound calls on this server');
     }
@@ -191,6 +197,7 @@ export function registerPlaceCallRoutes(app: FastifyInstance, deps: PlaceCallDep
       { carrier: placed.carrier, callSid: placed.callSid, profile: request.profile },
       'outbound call placed',
     );
+    await req.audit('call.place', placed.callSid, { to: request.to, carrier: placed.carrier });
     return reply.code(201).send({
       callSid: placed.callSid,
       carrier: placed.carrier,

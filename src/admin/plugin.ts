@@ -1,23 +1,135 @@
-// The admin API under /v1, behind the ADMIN_TOKEN bearer. With no token configured it is not
-// mounted at all, so every /v1 path answers 404 like any unknown route.
-import type { FastifyInstance } from 'fastify';
+// The admin API under /v1 (docs/console.md). Every request proves who it is with a bearer key
+// (ADMIN_TOKEN or an API key) or the console's session cookie; every route declares the least role
+// it needs (roles.ts) and the scope refuses a route that does not. Changes made with the cookie must
+// carry the session's anti-forgery header. With no ADMIN_TOKEN configured the API is not mounted.
+import cookie from '@fastify/cookie';
+import type { TSchema } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { bearerToken, constantTimeEqual } from '../auth.js';
-import { UnauthorizedError } from '../errors.js';
+import { CsrfError, ForbiddenError, UnauthorizedError } from '../errors.js';
+import { describeFieldErrors, schemaErrors } from '../outbound/field-errors.js';
+import type { Store } from '../store/store.js';
+import { parseApiKey, secretMatches, sha256Hex } from './credentials.js';
+import { ADMIN_TOKEN_NAME, type AuditAction, type Principal } from './principal.js';
+import { type DeclaredRoute, requireRoleDeclarations, roleAllows } from './roles.js';
+import { CHECKED_BY_HANDLER, SESSION_COOKIE, CSRF_HEADER } from './schemas.js';
 
 export type AdminRoutes = (scope: FastifyInstance) => void;
 
-function bearerMatches(header: string | undefined, token: string): boolean {
-  const given = bearerToken(header);
-  return given !== null && constantTimeEqual(given, token);
+export interface AdminApiDeps {
+  adminToken: string;
+  store: Store;
+  now: () => number;
+  /** Filled with every route of the scope and its declared role as they register. */
+  catalogue?: DeclaredRoute[];
 }
 
-export function adminApi(adminToken: string, routes: AdminRoutes[]) {
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
+export async function principalOfBearer(
+  token: string,
+  deps: Pick<AdminApiDeps, 'adminToken' | 'store'>,
+): Promise<Principal | null> {
+  if (constantTimeEqual(token, deps.adminToken)) {
+    return { name: ADMIN_TOKEN_NAME, role: 'admin', keyId: null, via: 'bearer', session: null };
+  }
+  const parsed = parseApiKey(token);
+  if (!parsed) return null;
+  const key = await deps.store.getApiKey(parsed.id);
+  if (!key || !secretMatches(parsed.secret, key)) return null;
+  return { name: key.name, role: key.role, keyId: key.id, via: 'bearer', session: null };
+}
+
+async function principalOfCookie(value: string, deps: AdminApiDeps): Promise<Principal | null> {
+  const session = await deps.store.getSession(sha256Hex(value));
+  if (!session) return null;
+  // Deleting a key deletes its sessions; checking the key as well closes any gap between the two.
+  if (session.keyId !== null && !(await deps.store.getApiKey(session.keyId))) return null;
+  return { name: session.name, role: session.role, keyId: session.keyId, via: 'cookie', session };
+}
+
+async function authenticate(req: FastifyRequest, deps: AdminApiDeps): Promise<Principal> {
+  const header = req.headers.authorization;
+  if (header !== undefined) {
+    const token = bearerToken(header);
+    const principal = token === null ? null : await principalOfBearer(token, deps);
+    if (!principal) throw new UnauthorizedError('the bearer key is not valid');
+    return principal;
+  }
+  const value = req.cookies[SESSION_COOKIE];
+  const principal = value ? await principalOfCookie(value, deps) : null;
+  if (!principal) {
+    throw new UnauthorizedError('sign in (POST /v1/session) or send Authorization: Bearer <key>');
+  }
+  if (!SAFE_METHODS.has(req.method)) {
+    const sent = req.headers[CSRF_HEADER];
+    if (typeof sent !== 'string' || !constantTimeEqual(sent, principal.session!.csrf)) {
+      throw new CsrfError(`a change made with the session cookie needs the ${CSRF_HEADER} header`);
+    }
+  }
+  return principal;
+}
+
+export function adminApi(deps: AdminApiDeps, routes: AdminRoutes[]) {
   return async function plugin(scope: FastifyInstance): Promise<void> {
-    scope.addHook('onRequest', async (req, reply) => {
-      if (!bearerMatches(req.headers.authorization, adminToken)) {
-        reply.header('www-authenticate', 'Bearer');
-        throw new UnauthorizedError('the admin API needs Authorization: Bearer <ADMIN_TOKEN>');
+    await scope.register(cookie);
+    requireRoleDeclarations(scope, deps.catalogue ?? []);
+    // Route schemas document the API (/openapi.json) and check params and bodies; query strings and
+    // the bodies marked CHECKED_BY_HANDLER are checked by their handlers, whose messages are precise.
+    scope.setValidatorCompiler(({ schema, httpPart }) => {
+      const s = schema as TSchema & Record<string, unknown>;
+      if (httpPart === 'querystring' || httpPart === 'headers' || s[CHECKED_BY_HANDLER] === true) {
+        return () => true;
       }
+      return (value: unknown) => {
+        const errors = schemaErrors(s, value);
+        if (errors.length === 0) return { value };
+        return { error: new Error(describeFieldErrors(httpPart ?? 'request', errors)) };
+      };
+    });
+    // Response schemas are documentation: the handlers' answers go out as they are.
+    scope.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+    scope.decorateRequest('principal', null);
+    scope.decorateRequest(
+      'audit',
+      async function audit(
+        this: FastifyRequest,
+        action: AuditAction,
+        target: string,
+        detail?: Record<string, unknown>,
+      ) {
+        const who = this.principal;
+        if (!who) return;
+        try {
+          await deps.store.appendAudit({
+            atMs: deps.now(),
+            keyName: who.name,
+            role: who.role,
+            action,
+            target,
+            ...(detail ? { detail } : {}),
+          });
+        } catch (err) {
+          this.log.error({ err: (err as Error).message, action, target }, 'could not write the audit entry');
+        }
+      },
+    );
+    scope.addHook('onRequest', async (req, reply) => {
+      const needed = req.routeOptions.config.role;
+      if (needed === 'public') return;
+      let principal: Principal;
+      try {
+        principal = await authenticate(req, deps);
+      } catch (err) {
+        if ((err as { statusCode?: number }).statusCode === 401) reply.header('www-authenticate', 'Bearer');
+        throw err;
+      }
+      // Routes without a declaration never register (roles.ts); a 404 has no route, so needs admin.
+      if (!roleAllows(principal.role, needed ?? 'admin')) {
+        throw new ForbiddenError(`this needs the ${needed ?? 'admin'} role; the key is ${principal.role}`);
+      }
+      req.principal = principal;
     });
     for (const register of routes) register(scope);
   };

@@ -109,6 +109,13 @@ export interface CallRecordQuery {
   until?: string;
   outcome?: 'completed' | 'failed';
   endReason?: string;
+  direction?: 'inbound' | 'outbound';
+  carrier?: string;
+  profile?: string;
+  /** The campaign id of an outbound call a campaign placed. */
+  campaign?: string;
+  /** E.164: matches calls from or to it. */
+  number?: string;
   limit: number;
   /** Opaque cursor from the previous page. */
   cursor?: string;

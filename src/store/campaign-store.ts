@@ -229,6 +229,16 @@ export interface DoNotCallList {
   getDoNotCall(number: string): Promise<DoNotCallEntry | null>;
   /** False when the number was not listed. */
   removeDoNotCall(number: string): Promise<boolean>;
+  /**
+   * Listed numbers in order, those containing `q` when given; `nextCursor` resumes after the last
+   * number handed out (null on the last page). A page may hold fewer than `limit`: follow the cursor.
+   */
+  listDoNotCall(query: { q?: string; limit: number; cursor?: string }): Promise<DoNotCallPage>;
+}
+
+export interface DoNotCallPage {
+  numbers: DoNotCallEntry[];
+  nextCursor: string | null;
 }
 
 export interface OutboundStore

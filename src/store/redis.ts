@@ -3,6 +3,7 @@
 // and what bounds each key, is in redis/keys.ts.
 import { Redis } from 'ioredis';
 import { DEFAULT_CALL_RECORD_RETENTION_MS } from './call-record-query.js';
+import { redisAccess } from './redis/access.js';
 import { redisAnalysisJobs } from './redis/analysis-jobs.js';
 import { type StoreLimits, storeLimits } from './limits.js';
 import { redisCallRecords } from './redis/call-records.js';
@@ -95,6 +96,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<Store>
     ...redisCampaigns(client, prefix),
     ...redisDialerHeartbeats(client, prefix),
     ...redisDoNotCall(client, prefix),
+    ...redisAccess(client, prefix, now),
     async close() {
       if (client.status === 'end') return;
       try {

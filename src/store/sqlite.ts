@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { accessMigrations, sqliteAccess } from './sqlite/access.js';
 import { analysisJobMigrations, sqliteAnalysisJobs } from './sqlite/analysis-jobs.js';
 import { callRecordMigrations, sqliteCallRecords } from './sqlite/call-records.js';
 import { campaignMigrations, sqliteCampaigns } from './sqlite/campaigns.js';
@@ -56,6 +57,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...campaignMigrations,
     ...dialerHeartbeatMigrations,
     ...doNotCallMigrations,
+    ...accessMigrations,
   ]);
 
   const onceClaims = sqliteOnceClaims(db, now, limits.clockSkewAllowanceMs);
@@ -63,7 +65,9 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   const counters = sqliteWindowCounters(db, now);
   const { prune: pruneCampaigns, ...campaigns } = sqliteCampaigns(db, now);
   const { prune: pruneHeartbeats, ...heartbeats } = sqliteDialerHeartbeats(db, now);
+  const { prune: pruneSessions, ...access } = sqliteAccess(db, now);
   const prune = () => {
+    pruneSessions();
     onceClaims.prune();
     idempotency.prune();
     counters.prune();
@@ -88,6 +92,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...campaigns,
     ...heartbeats,
     ...sqliteDoNotCall(db),
+    ...access,
     async close() {
       clearInterval(pruneTimer);
       if (db.open) db.close();

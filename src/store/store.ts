@@ -4,6 +4,7 @@
 // The contract is grouped by concern, one interface each; `Store` is their union. A new concern
 // (call records, say) adds an interface here and one module per adapter under sqlite/ and redis/.
 import type { CallRecord, CallRecordPage, CallRecordQuery } from './call-record.js';
+import type { AccessStore } from './access.js';
 import type { OutboundStore } from './campaign-store.js';
 
 /** Milliseconds since the epoch; injectable so tests can move time. */
@@ -190,6 +191,7 @@ export interface Store
     ProviderVerifications,
     CallRecords,
     AnalysisJobs,
-    OutboundStore {
+    OutboundStore,
+    AccessStore {
   close(): Promise<void>;
 }

@@ -1,10 +1,12 @@
 // Dead letters of the webhook queue, for operators: list them, and requeue one once the cause is
-// fixed. Mounted by the app inside the `/v1` admin scope, which already checks ADMIN_TOKEN.
+// fixed. Mounted by the app inside the `/v1` admin scope, which checks each route's declared role
+// (viewers list, admins requeue).
 //   GET  /webhooks/dead-letters[?limit=N]      → 200 {"deadLetters": [...]}, newest first
 //   POST /webhooks/dead-letters/:id/retry      → 202 {"status": "requeued", "id": …}; 404 if no such dead letter
 import type { FastifyInstance } from 'fastify';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import type { DeadLetter, Store } from '../store/store.js';
+import { DeadLetterQuery, DeadLetters, errors, IdParams, Requeued } from '../admin/schemas.js';
 
 export interface WebhookAdminDeps {
   store: Store;
@@ -51,17 +53,40 @@ function parseLimit(raw: string | undefined): number {
 }
 
 export function registerWebhookAdminRoutes(scope: FastifyInstance, deps: WebhookAdminDeps): void {
-  scope.get<{ Querystring: { limit?: string } }>('/webhooks/dead-letters', async (request) => {
-    const letters = await deps.store.listDeadLetters(parseLimit(request.query.limit));
-    return { deadLetters: letters.map(view) };
-  });
+  scope.get<{ Querystring: { limit?: string } }>(
+    '/webhooks/dead-letters',
+    {
+      config: { role: 'viewer' },
+      schema: {
+        summary: "The webhook queue's dead letters",
+        querystring: DeadLetterQuery,
+        response: { 200: DeadLetters, ...errors() },
+      },
+    },
+    async (request) => {
+      const letters = await deps.store.listDeadLetters(parseLimit(request.query.limit));
+      return { deadLetters: letters.map(view) };
+    },
+  );
 
-  scope.post<{ Params: { id: string } }>('/webhooks/dead-letters/:id/retry', async (request, reply) => {
-    const { id } = request.params;
-    if (!(await deps.store.retryDeadLetter(id))) {
-      throw new NotFoundError(`no dead letter ${JSON.stringify(id.slice(0, 80))}`);
-    }
-    deps.onRequeued?.();
-    return reply.code(202).send({ status: 'requeued', id });
-  });
+  scope.post<{ Params: { id: string } }>(
+    '/webhooks/dead-letters/:id/retry',
+    {
+      config: { role: 'admin' },
+      schema: {
+        summary: 'Requeue a dead letter',
+        params: IdParams,
+        response: { 202: Requeued, ...errors(404) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      if (!(await deps.store.retryDeadLetter(id))) {
+        throw new NotFoundError(`no dead letter ${JSON.stringify(id.slice(0, 80))}`);
+      }
+      deps.onRequeued?.();
+      await request.audit('webhook.retry', id);
+      return reply.code(202).send({ status: 'requeued', id });
+    },
+  );
 }

@@ -16,6 +16,7 @@ import type { Store } from '../../src/store/store.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { REDIS_SERVER, type RedisServer, startRedisServer } from '../helpers/redis-server.js';
 import { campaignRecord, newContact } from '../outbound/fixtures.js';
+import { accessStoreContract } from './access-contract.js';
 import { campaignStoreContract } from './campaign-contract.js';
 import { storeContract } from './contract.js';
 
@@ -81,6 +82,28 @@ async function fullWorkload(store: Store): Promise<void> {
   await store.claimAnalysisJob('worker', 60_000); // left in progress
   await store.listDeadLetters(10);
   await store.queueStats();
+  await store.saveApiKey({
+    id: 'k1',
+    name: 'ops',
+    role: 'viewer',
+    secretHash: 'a'.repeat(64),
+    createdAtMs: t,
+  });
+  await store.saveSession({
+    id: 's1',
+    keyId: 'k1',
+    name: 'ops',
+    role: 'viewer',
+    csrf: 'c',
+    expiresAtMs: t + 60_000,
+  });
+  await store.appendAudit({
+    atMs: t,
+    keyName: 'ops',
+    role: 'admin',
+    action: 'dnc.add',
+    target: '+15550100001',
+  });
 }
 
 async function keysUnder(client: Redis, prefix: string): Promise<string[]> {
@@ -103,6 +126,13 @@ describe.skipIf(!available)('redis', () => {
     };
   });
   storeContract('redis', async () => {
+    const keyPrefix = newPrefix();
+    return {
+      open: (limits) => openRedisStore({ url: REDIS_URL, keyPrefix, limits }),
+      cleanup: () => deleteKeys(keyPrefix),
+    };
+  });
+  accessStoreContract('redis', async () => {
     const keyPrefix = newPrefix();
     return {
       open: (limits) => openRedisStore({ url: REDIS_URL, keyPrefix, limits }),
@@ -201,6 +231,10 @@ describe.skipIf(!available)('redis', () => {
           'once',
           'provider-verified',
           '{queue}',
+          'api-keys',
+          'session',
+          'key-sessions',
+          'audit',
           '{analysis}',
         ].sort(),
       );

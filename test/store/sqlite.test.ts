@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { CLOCK_SKEW_ALLOWANCE_MS, type StoreLimits } from '../../src/store/limits.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
+import { accessStoreContract } from './access-contract.js';
 import { campaignStoreContract } from './campaign-contract.js';
 import { storeContract } from './contract.js';
 
@@ -20,6 +21,7 @@ const sqliteHarness = async () => {
 };
 storeContract('sqlite', sqliteHarness);
 campaignStoreContract('sqlite', sqliteHarness);
+accessStoreContract('sqlite', sqliteHarness);
 
 describe('sqlite store', () => {
   const dirs: string[] = [];

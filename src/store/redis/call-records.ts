@@ -10,7 +10,13 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { CallRecord, CallRecordPage, CallRecordQuery } from '../call-record.js';
 import { BadRequestError } from '../../errors.js';
-import { MAX_CURSOR_CHARS, parseBound, startedAtMs } from '../call-record-query.js';
+import {
+  hasRecordFilters,
+  MAX_CURSOR_CHARS,
+  matchesRecordFilters,
+  parseBound,
+  startedAtMs,
+} from '../call-record-query.js';
 import type { CallRecords, Clock } from '../store.js';
 import { DAY_MS, dayStartMs, type RedisKeys } from './keys.js';
 
@@ -117,7 +123,7 @@ export function redisCallRecords(
         }
       }
 
-      const filtered = query.outcome !== undefined || query.endReason !== undefined;
+      const filtered = hasRecordFilters(query);
       const batch = filtered ? Math.max(limit + 1, FILTERED_BATCH) : limit + 1;
       const calls: CallRecord[] = [];
       let lastHandedOut: string | null = null;
@@ -135,8 +141,7 @@ export function redisCallRecords(
           if (json === null || json === undefined) continue; // expired, or its save never finished
           const record = JSON.parse(json) as CallRecord;
           if (memberOf(startedAtMs(record), record.callSid) !== member) continue; // stale member
-          if (query.outcome !== undefined && record.outcome !== query.outcome) continue;
-          if (query.endReason !== undefined && record.endReason !== query.endReason) continue;
+          if (!matchesRecordFilters(record, query)) continue;
           if (calls.length === limit) return { calls, nextCursor: encodeCursor(lastHandedOut ?? member) };
           calls.push(record);
           lastHandedOut = member;

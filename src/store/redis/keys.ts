@@ -18,6 +18,11 @@
 //   {queue}:dead-at            id → dead ms, the listing order      last write; bounded: maxDeadLetters
 //   {analysis}:jobs, :due,     post-call analysis work              bounded: the analysis queue's size
 //   :attempts, :errors, :leases                                       (src/speech/analysis.ts)
+//   api-keys                   hash key id → API key JSON           bounded: the keys admins create
+//   session:<id>               a console session JSON               expires: with the session
+//   key-sessions:<keyId>       set of the key's session ids         expires: with its newest session
+//   audit                      stream of audit entries              bounded: MAXLEN ~ AUDIT_MAX_ENTRIES
+//   dnc-index                  sorted set of listed numbers (lex)   bounded: one member per listed number
 //
 // The fleet's live-call directory and pub/sub channels live under the same prefix, each key
 // expiring; they are listed in src/fleet/keys.ts.
@@ -75,4 +80,7 @@ export const UNEXPIRING_KEYS: Readonly<Record<string, string>> = {
   '{analysis}:attempts': 'one field per queued analysis job',
   '{analysis}:errors': 'one field per queued analysis job',
   '{analysis}:leases': 'one member per analysis job in progress',
+  'api-keys': 'one field per API key an admin created; deleting the key removes it',
+  audit: 'XADD trims with MAXLEN ~ AUDIT_MAX_ENTRIES (src/store/access.ts)',
+  'dnc-index': 'one member per number on the do-not-call list; removing the number removes it',
 };

@@ -79,7 +79,7 @@ export function sqliteCallRecords(db: Database, now: Clock, retentionMs: number)
     'SELECT call_sid, started_at, record FROM call_records WHERE call_sid = ? AND started_at >= ?',
   );
 
-  // One statement per combination of filters (at most 16), so each can use its index.
+  // One statement per combination of filters, prepared once each, so each can use its index.
   const listStatements = new Map<string, Statement<ListParams, Row>>();
   const listStatement = (clauses: string[]): Statement<ListParams, Row> => {
     const key = clauses.join(' AND ');
@@ -137,6 +137,22 @@ export function sqliteCallRecords(db: Database, now: Clock, retentionMs: number)
       if (query.endReason !== undefined) {
         clauses.push('end_reason = @endReason');
         params.endReason = query.endReason;
+      }
+      // The record's own fields: read from its JSON over the rows the time index already bounds.
+      const jsonFilters = [
+        ['direction', '$.direction', query.direction],
+        ['carrier', '$.carrier', query.carrier],
+        ['profile', '$.profile', query.profile],
+        ['campaign', '$.outbound.campaign', query.campaign],
+      ] as const;
+      for (const [name, path, value] of jsonFilters) {
+        if (value === undefined) continue;
+        clauses.push(`json_extract(record, '${path}') = @${name}`);
+        params[name] = value;
+      }
+      if (query.number !== undefined) {
+        clauses.push(`(json_extract(record, '$.from') = @number OR json_extract(record, '$.to') = @number)`);
+        params.number = query.number;
       }
       if (after) {
         // The plain bound lets the planner range over the index; the row value breaks ties.

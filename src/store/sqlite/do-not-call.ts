@@ -16,6 +16,10 @@ export function sqliteDoNotCall(db: Database): DoNotCallList {
     'SELECT number, added_at FROM do_not_call WHERE number = ?',
   );
   const remove = db.prepare('DELETE FROM do_not_call WHERE number = ?');
+  const page = db.prepare<[string, string, number], { number: string; added_at: number }>(
+    `SELECT number, added_at FROM do_not_call WHERE number > ? AND instr(number, ?) > 0
+     ORDER BY number LIMIT ?`,
+  );
   const addAll = db.transaction((numbers: readonly string[], nowMs: number) => {
     let added = 0;
     for (const number of numbers) added += insert.run(number, nowMs).changes;
@@ -31,6 +35,13 @@ export function sqliteDoNotCall(db: Database): DoNotCallList {
     },
     async removeDoNotCall(number) {
       return remove.run(number).changes === 1;
+    },
+    async listDoNotCall(query) {
+      const rows = page.all(query.cursor ?? '', query.q ?? '', query.limit + 1);
+      const numbers = rows
+        .slice(0, query.limit)
+        .map((row) => ({ number: row.number, addedAtMs: row.added_at }));
+      return { numbers, nextCursor: rows.length > query.limit ? numbers.at(-1)!.number : null };
     },
   };
 }

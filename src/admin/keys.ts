@@ -1,0 +1,71 @@
+// API keys, for admins (docs/console.md, "Keys"); creations and deletions are audited.
+//   POST   /keys {name, role} → 201 {id, name, role, key, createdAt}: the key is shown this once
+//   GET    /keys              → 200 {"keys": [{id, name, role, createdAt}]}, oldest first
+//   DELETE /keys/:id          → 204; its sessions end with it; 404 if no such key
+import type { FastifyInstance } from 'fastify';
+import { NotFoundError } from '../errors.js';
+import type { ApiKeyRecord, Role } from '../store/access.js';
+import type { Store } from '../store/store.js';
+import { newApiKey } from './credentials.js';
+import { CreatedKey, errors, IdParams, KeyBody, KeyList, NoContent } from './schemas.js';
+
+export interface KeyAdminDeps {
+  store: Store;
+  now: () => number;
+}
+
+function keyView(key: ApiKeyRecord) {
+  return { id: key.id, name: key.name, role: key.role, createdAt: new Date(key.createdAtMs).toISOString() };
+}
+
+/** Creates and stores a key (the admin API and `callbridge keys create` share this). */
+export async function createApiKey(store: Store, name: string, role: Role, nowMs: number) {
+  const { record, key } = newApiKey(name, role, nowMs);
+  await store.saveApiKey(record);
+  return { ...keyView(record), key };
+}
+
+export function registerKeyAdminRoutes(scope: FastifyInstance, deps: KeyAdminDeps): void {
+  scope.post<{ Body: { name: string; role: Role } }>(
+    '/keys',
+    {
+      config: { role: 'admin' },
+      schema: { summary: 'Create an API key', body: KeyBody, response: { 201: CreatedKey, ...errors() } },
+    },
+    async (request, reply) => {
+      const created = await createApiKey(deps.store, request.body.name, request.body.role, deps.now());
+      await request.audit('key.create', created.id, { name: created.name, role: created.role });
+      return reply.code(201).send(created);
+    },
+  );
+
+  scope.get(
+    '/keys',
+    {
+      config: { role: 'admin' },
+      schema: { summary: 'The API keys (never their secrets)', response: { 200: KeyList, ...errors() } },
+    },
+    async () => ({ keys: (await deps.store.listApiKeys()).map(keyView) }),
+  );
+
+  scope.delete<{ Params: { id: string } }>(
+    '/keys/:id',
+    {
+      config: { role: 'admin' },
+      schema: {
+        summary: 'Delete an API key and end its sessions',
+        params: IdParams,
+        response: { 204: NoContent, ...errors(404) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const key = await deps.store.getApiKey(id);
+      if (!key || !(await deps.store.deleteApiKey(id))) {
+        throw new NotFoundError(`no API key ${JSON.stringify(id.slice(0, 80))}`);
+      }
+      await request.audit('key.delete', id, { name: key.name });
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,73 @@
+// Who may use the admin API and what they did: API keys with a role, the sessions signed in with
+// them, and the audit log of control actions (docs/console.md). One port, both adapters, one
+// contract suite (test/store/access-contract.ts).
+
+export const ROLES = ['viewer', 'operator', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** An API key as stored: the secret itself never is, only its SHA-256. */
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  role: Role;
+  /** SHA-256 of the key's secret part, hex. */
+  secretHash: string;
+  createdAtMs: number;
+}
+
+/** A signed-in console, found by the SHA-256 of its cookie value. */
+export interface SessionRecord {
+  /** SHA-256 of the cookie value, hex. */
+  id: string;
+  /** The key it was signed in with; null for ADMIN_TOKEN, which is no stored key. */
+  keyId: string | null;
+  name: string;
+  role: Role;
+  /** The anti-forgery token the console sends back in `X-Callbridge-CSRF`. */
+  csrf: string;
+  expiresAtMs: number;
+}
+
+export interface AuditEntryInput {
+  atMs: number;
+  keyName: string;
+  role: Role;
+  /** `call.hangup`, `campaign.start`, … (docs/console.md lists them). */
+  action: string;
+  /** What it acted on: a callSid, a campaign id, a number, a key id. */
+  target: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface AuditEntry extends AuditEntryInput {
+  id: string;
+}
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  nextCursor: string | null;
+}
+
+/** Entries kept by the Redis adapter (the oldest go first); SQLite keeps every entry. */
+export const AUDIT_MAX_ENTRIES = 1_000_000;
+
+export interface AccessStore {
+  saveApiKey(key: ApiKeyRecord): Promise<void>;
+  getApiKey(id: string): Promise<ApiKeyRecord | null>;
+  /** Oldest first. */
+  listApiKeys(): Promise<ApiKeyRecord[]>;
+  /** Deletes the key and every session signed in with it; false when there was no such key. */
+  deleteApiKey(id: string): Promise<boolean>;
+
+  saveSession(session: SessionRecord): Promise<void>;
+  /** The session, or null when unknown or expired (by the store's clock). */
+  getSession(id: string): Promise<SessionRecord | null>;
+  deleteSession(id: string): Promise<void>;
+
+  appendAudit(entry: AuditEntryInput): Promise<AuditEntry>;
+  /**
+   * Newest first. `nextCursor` resumes after the last entry handed out; null on the last page.
+   * Throws BadRequestError for a cursor it did not issue.
+   */
+  listAudit(query: { limit: number; cursor?: string }): Promise<AuditPage>;
+}
