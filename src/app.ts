@@ -15,6 +15,7 @@ import { registerCampaignAdminRoutes } from './admin/campaigns.js';
 import { registerDncAdminRoutes } from './admin/dnc.js';
 import { registerLiveCallAdminRoutes } from './admin/live-calls.js';
 import { registerAuditRoutes } from './admin/audit.js';
+import { consoleFiles } from './admin/console-files.js';
 import { registerKeyAdminRoutes } from './admin/keys.js';
 import { registerOpenApi } from './admin/openapi.js';
 import { adminApi } from './admin/plugin.js';
@@ -91,6 +92,8 @@ export interface AppDeps {
    * it pre-warmed for it. Default: nothing (one instance; the agent there expires after its TTL).
    */
   releaseRemotePrewarm?: (stream: ForeignStream) => void;
+  /** Where the built console is (tests); default: dist/console of this checkout. */
+  consoleDir?: string;
 }
 
 export interface CallbridgeState {
@@ -354,6 +357,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: fleet.feed }),
   );
   await app.register(gateway.plugin);
+  await app.register(consoleFiles(deps.consoleDir));
   if (config.adminToken) {
     await app.register(
       adminApi(

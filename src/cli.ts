@@ -10,6 +10,8 @@ commands:
   doctor    check configuration, secrets and reachability of the configured hosts
   campaign  run and follow outbound campaigns: campaign run FILE.csv | status ID [--watch] |
             pause ID | resume ID | cancel ID | export ID (campaign --help for the options)
+  keys      API keys for the admin API and the console: keys create --name NAME --role ROLE |
+            list | delete ID (written to the configured store)
 `;
 
 const SERVE_USAGE = `usage: callbridge serve
@@ -62,6 +64,15 @@ switch (command) {
   case 'campaign': {
     const { campaignCommand } = await import('./campaign-cli/command.js');
     process.exitCode = await campaignCommand(args);
+    break;
+  }
+  case 'keys': {
+    const { keysCommand } = await import('./admin/keys-command.js');
+    process.exitCode = await keysCommand(args, {
+      env: process.env,
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
     break;
   }
   case 'help':

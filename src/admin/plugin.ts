@@ -53,7 +53,9 @@ async function authenticate(req: FastifyRequest, deps: AdminApiDeps): Promise<Pr
   if (header !== undefined) {
     const token = bearerToken(header);
     const principal = token === null ? null : await principalOfBearer(token, deps);
-    if (!principal) throw new UnauthorizedError('the bearer key is not valid');
+    if (!principal) {
+      throw new UnauthorizedError('the admin API needs Authorization: Bearer <API key or ADMIN_TOKEN>');
+    }
     return principal;
   }
   const value = req.cookies[SESSION_COOKIE];

@@ -28,12 +28,11 @@ export const ErrorBody = Type.Object(
   },
   { $id: 'Error', description: 'every error' },
 );
-const ErrorRef = Type.Ref('Error');
-
-/** The error answers every authenticated route may give. */
+/** The error answers every authenticated route may give (inline: no shared schema to resolve). */
 export function errors(...statuses: number[]): Record<number, TSchema> {
+  const { $id: _id, ...inline } = ErrorBody;
   const all = [400, 401, 403, ...statuses];
-  return Object.fromEntries(all.map((status) => [status, ErrorRef]));
+  return Object.fromEntries(all.map((status) => [status, inline as TSchema]));
 }
 
 export const Role = Type.Union(
@@ -243,4 +242,4 @@ export const DeadLetters = Type.Object({
 export const Requeued = Type.Object({ status: Type.Literal('requeued'), id: Str() });
 
 /** Shared schemas referenced by `$ref`, added to the app once (openapi.ts). */
-export const SHARED_SCHEMAS: readonly TSchema[] = [ErrorBody, LiveCall, CallRecord, Campaign];
+export const SHARED_SCHEMAS: readonly TSchema[] = [LiveCall, CallRecord, Campaign];

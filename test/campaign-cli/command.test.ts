@@ -232,7 +232,7 @@ describe('the admin token', () => {
     const wrong = capture({ env: { ADMIN_TOKEN: 'not-the-servers-token' } });
     expect(await runCli(['status', 'cmp_nothing'], wrong)).toBe(1);
     expect(wrong.err()).toMatch(
-      /admin API needs Authorization: Bearer <ADMIN_TOKEN> \(the token came from ADMIN_TOKEN/,
+      /admin API needs Authorization: Bearer <API key or ADMIN_TOKEN> \(the token came from ADMIN_TOKEN/,
     );
     const none = capture({ env: { DATA_DIR: 'nowhere' }, cwd: dir });
     expect(await runCli(['status', 'cmp_nothing'], none)).toBe(1);

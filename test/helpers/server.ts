@@ -40,6 +40,8 @@ export interface StartServerOptions {
   dialerOptions?: Partial<DialerOptions>;
   /** The simulated carrier API outbound calls go to when no carrier has credentials. */
   simulatedCarrierApiUrl?: string;
+  /** Where the built console is; default: dist/console of this checkout. */
+  consoleDir?: string;
   /** Post-call analysis over the server's own store, as main.ts builds it. */
   analysis?: (store: Store) => NonNullable<AppDeps['analysis']>;
   /** The fixed prompts, rendered as main.ts renders them; default: the bundled recordings. */
@@ -78,6 +80,7 @@ export async function startServer(
     ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
     ...(opts.analysis ? { analysis: opts.analysis(store) } : {}),
     ...(opts.prompts ? { prompts: opts.prompts(config) } : {}),
+    ...(opts.consoleDir ? { consoleDir: opts.consoleDir } : {}),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   // As main.ts does once listening: campaigns dial only where a carrier can place calls.

@@ -95,7 +95,14 @@ export async function startGatewayApp(opts: GatewayAppOptions = {}): Promise<Gat
   renderErrors(app);
   await app.register(gateway.plugin);
   if (opts.admin) {
-    await app.register(async (v1) => registerWebhookAdminRoutes(v1, { store }), { prefix: '/v1' });
+    await app.register(
+      async (v1) => {
+        // The routes alone, without the admin scope's keys and audit log (src/admin/plugin.ts).
+        v1.decorateRequest('audit', async () => {});
+        registerWebhookAdminRoutes(v1, { store });
+      },
+      { prefix: '/v1' },
+    );
   }
   await app.ready();
   return {

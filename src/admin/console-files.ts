@@ -1,0 +1,69 @@
+// The operator console's files (built by `npm run build` from web/ into dist/console/), served at
+// /console on the admin API's own origin with a strict Content-Security-Policy: the page may load
+// nothing from anywhere else (docs/console.md). Paths without a file extension are the app's own
+// routes and get index.html. Without a build, /console says so with a 503.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+
+/** <repository>/dist/console, from src/admin (tests) and dist/admin (the build) alike. */
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../dist/console', import.meta.url));
+
+export const CONSOLE_CSP = [
+  "default-src 'self'",
+  "media-src 'self' blob:",
+  "connect-src 'self'",
+  "img-src 'self' data:",
+  "style-src 'self'",
+  "script-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const NOT_BUILT =
+  'the console was not built: run `npm run build` (npm start does), then restart the server\n';
+
+export function consoleFiles(dir: string = DEFAULT_CONSOLE_DIR) {
+  return async function plugin(scope: FastifyInstance): Promise<void> {
+    scope.addHook('onSend', async (_req, reply, payload) => {
+      reply.header('content-security-policy', CONSOLE_CSP);
+      reply.header('x-content-type-options', 'nosniff');
+      reply.header('referrer-policy', 'no-referrer');
+      return payload;
+    });
+    const built = existsSync(join(dir, 'index.html'));
+    if (!built) {
+      const notBuilt = async (_req: unknown, reply: FastifyReply) =>
+        reply.code(503).type('text/plain; charset=utf-8').send(NOT_BUILT);
+      scope.get('/console', notBuilt);
+      scope.get('/console/*', notBuilt);
+      return;
+    }
+    await scope.register(fastifyStatic, {
+      root: dir,
+      prefix: '/console/',
+      // Files are routed one by one as they are at start; everything else falls to the app below.
+      wildcard: false,
+      index: false,
+      decorateReply: true,
+      cacheControl: false,
+    });
+    const app = async (_req: unknown, reply: FastifyReply) => {
+      reply.header('cache-control', 'no-cache');
+      return reply.sendFile('index.html');
+    };
+    scope.get('/console', app);
+    scope.get('/console/', app);
+    scope.get<{ Params: { '*': string } }>('/console/*', async (req, reply) => {
+      // A missing asset is a 404, not the page: a script tag must never receive HTML.
+      if (/\.[A-Za-z0-9]+$/.test(req.params['*'])) {
+        return reply.code(404).type('text/plain; charset=utf-8').send('not found\n');
+      }
+      return app(req, reply);
+    });
+  };
+}
