@@ -219,7 +219,9 @@ function UploadContacts({ path, onUploaded }: { path: string; onUploaded: () => 
         <div role="status">
           <p>
             Added {result.added} {result.added === 1 ? 'contact' : 'contacts'}
-            {result.rejected.length > 0 ? `; ${result.rejected.length} rows rejected.` : '.'}
+            {result.rejected.length > 0
+              ? `; ${result.rejected.length} ${result.rejected.length === 1 ? 'row' : 'rows'} rejected.`
+              : '.'}
           </p>
           {result.rejected.length > 0 && (
             <TableScroll label="Rejected rows">
