@@ -11,7 +11,9 @@ export interface Marker {
   text: string;
 }
 
-const COLORS = { caller: 'rgba(31, 95, 191, 0.18)', agent: 'rgba(191, 95, 31, 0.18)' };
+/** Spans are shaded lightly; a turn with no known length is a solid mark where it came. */
+const SPAN = { caller: 'rgba(31, 95, 191, 0.18)', agent: 'rgba(191, 95, 31, 0.18)' };
+const MARK = { caller: 'rgba(31, 95, 191, 0.9)', agent: 'rgba(191, 95, 31, 0.9)' };
 
 /** The nonce the server put in the page, for the one style element the widget adds. */
 function cspNonce(): string | undefined {
@@ -40,7 +42,7 @@ export function drawWaveform(container: HTMLElement, media: HTMLAudioElement, ma
         end: marker.endS,
         // The caller's turns mark the upper channel, the agent's the lower.
         channelIdx: marker.role === 'caller' ? 0 : 1,
-        color: COLORS[marker.role],
+        color: (marker.endS > marker.startS ? SPAN : MARK)[marker.role],
         drag: false,
         resize: false,
       });
