@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Builds the operator console (web/ → dist/console/, docs/console.md) as part of `npm run build`.
-// Skipped when the output is newer than every input, so `npm start` stays quick; `--force` rebuilds.
+// Skipped when the output is newer than every input, so `npm start` stays quick; `--force` rebuilds,
+// `--sizes` prints what each script and stylesheet weighs gzipped (docs/console.md).
 // Only the console's own files are replaced: dist/console/ may also hold the server's compiled code.
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = join(root, 'dist', 'console');
@@ -24,8 +26,18 @@ function newestInput() {
   return Math.max(...inputs.map((file) => statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0));
 }
 
+function printSizes() {
+  const assets = join(outDir, 'assets');
+  for (const file of readdirSync(assets).sort()) {
+    const bytes = readFileSync(join(assets, file));
+    const gzipped = gzipSync(bytes, { level: 9 }).length;
+    console.log(`${file}\t${(bytes.length / 1024).toFixed(1)} KB\t${(gzipped / 1024).toFixed(1)} KB gzipped`);
+  }
+}
+
 const built = statSync(index, { throwIfNoEntry: false });
 if (!process.argv.includes('--force') && built !== undefined && built.mtimeMs > newestInput()) {
+  if (process.argv.includes('--sizes')) printSizes();
   process.exit(0);
 }
 
@@ -35,3 +47,4 @@ for (const file of ['index.html', 'favicon.svg']) rmSync(join(outDir, file), { f
 const { build } = await import('vite');
 await build({ configFile: join(root, 'web', 'vite.config.ts') });
 if (!existsSync(index)) throw new Error('the console build wrote no dist/console/index.html');
+if (process.argv.includes('--sizes')) printSizes();
