@@ -90,6 +90,9 @@ const KNOWN_TYPES = new Set([
   'FunctionCallResponse',
 ]);
 
+/** The options of every audio send, made once: this runs on each caller frame. */
+const BINARY = Object.freeze({ binary: true });
+
 export class AgentSession implements AgentChannel {
   private ready = false;
   private closed = false;
@@ -140,7 +143,7 @@ export class AgentSession implements AgentChannel {
       this.opts.metrics.audioDropped.inc({ buffer: 'agent_socket' });
       return;
     }
-    this.ws.send(chunk, { binary: true });
+    this.ws.send(chunk, BINARY);
   }
 
   send(message: AgentClientMessage): void {

@@ -5,7 +5,9 @@ import { buildHistory, MAX_HISTORY_RESPONSE_CHARS } from '../agent/history.js';
 import type { LatencyObservation, TurnLatencyKind } from '../agent/latency-report.js';
 import type { HistoryMessage } from '../agent/protocol.js';
 import type { Clock } from './clock.js';
+import { END_REASONS, type EndReason } from './end-reason.js';
 import type { HeardReply } from './heard-audio.js';
+export type { EndReason } from './end-reason.js';
 import type { AgentTurnLatency, CallRecord, FunctionCallRecord, TurnRecord } from '../store/call-record.js';
 
 /** The call's identity as the record states it. */
@@ -18,31 +20,6 @@ export interface CallLogInfo {
   to: string;
   profileName: string;
 }
-
-export type EndReason =
-  | 'caller_hangup'
-  | 'end_call'
-  | 'transferred'
-  | 'silence_timeout'
-  | 'max_duration'
-  | 'agent_closed'
-  | 'agent_error'
-  | 'agent_unreachable'
-  | 'agent_refused'
-  | 'operator_hangup'
-  | 'shutdown'
-  /** Outbound: a machine answered and the campaign's voicemail was left after the beep. */
-  | 'voicemail_left'
-  /** Outbound: a machine answered and the call hung up (detection mode `hangup`, or a fax). */
-  | 'machine';
-
-/** Reasons where the service, not the conversation, ended the call. */
-const FAILED: ReadonlySet<EndReason> = new Set([
-  'agent_closed',
-  'agent_error',
-  'agent_unreachable',
-  'agent_refused',
-]);
 
 /** Per-turn latency reports kept in a record; a long call's later turns add little. */
 const MAX_LATENCY_REPORTS = 200;
@@ -165,7 +142,7 @@ export class CallLog {
       endedAt: new Date(this.startedAt.getTime() + durationMs).toISOString(),
       durationMs,
       endReason: reason,
-      outcome: FAILED.has(reason) ? 'failed' : 'completed',
+      outcome: END_REASONS[reason].failed ? 'failed' : 'completed',
       bargeIns: this.#bargeIns,
       turns: this.#heardTurns(replies),
       functionCalls: [...this.#functionCalls],

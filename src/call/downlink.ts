@@ -28,6 +28,22 @@ export const DOWNLINK_TRANSITIONS = Object.freeze({
 
 export type DownlinkState = keyof typeof DOWNLINK_TRANSITIONS;
 
+/**
+ * Agent audio held for pacing, at most: a reply longer than this (a minute at the carrier's byte
+ * rate; the agent sends faster than real time) is cut, the rest of it dropped and counted, rather
+ * than held in memory however long it runs. Audio of the bridge's own (`play`) is exempt: it is
+ * one buffer already in memory, which the queue only slices.
+ */
+export const MAX_PACED_MS = 60_000;
+
+/** What the downlink tells a listener on the call's audio (audio-listener.ts), on its clock. */
+export interface DownlinkTap {
+  /** Bytes sent toward the caller, and when they start to play by the playout model. */
+  played(audio: Buffer, atMs: number): void;
+  /** A barge-in: what was to play after `atMs` was dropped by the carrier. */
+  truncated(atMs: number): void;
+}
+
 /** Relayed audio, counted per message sent (the metrics' plain per-frame counters). */
 export interface DownlinkCounts {
   downFrames: number;
@@ -42,6 +58,8 @@ export interface DownlinkOptions {
   counts: DownlinkCounts;
   /** Audio between two progress marks (see heard-audio.ts). */
   markEveryMs?: number;
+  /** Bytes of a reply cut because the pacing queue was full (MAX_PACED_MS). */
+  onPacedDropped?(bytes: number): void;
 }
 
 type Paced = { kind: 'audio'; bytes: Buffer } | { kind: 'mark'; name: string };
@@ -88,6 +106,14 @@ export class Downlink {
   #paced: Paced[] = [];
   #pacedBytes = 0;
   #paceTimer: ClockTimer | null = null;
+  /** Largest number of bytes the pacing queue holds. */
+  readonly #maxPacedBytes: number;
+  /** The pacing queue overflowed: the rest of this reply is dropped until the next one starts. */
+  #cut = false;
+  /** `play` is sending the bridge's own audio (not bounded by MAX_PACED_MS). */
+  #own = false;
+  readonly #onPacedDropped: ((bytes: number) => void) | null;
+  #tap: DownlinkTap | null = null;
   #waiters: Array<(event: ReplyEvent | 'closed') => void> = [];
 
   constructor(opts: DownlinkOptions) {
@@ -106,6 +132,8 @@ export class Downlink {
     this.#padTail = rules.maxMessageBytes !== undefined || rules.minMessageBytes !== undefined;
     this.#silence = silenceByte(format.encoding);
     this.#paceAheadMs = rules.paceAheadMs ?? null;
+    this.#maxPacedBytes = MAX_PACED_MS * this.#bytesPerMs;
+    this.#onPacedDropped = opts.onPacedDropped ?? null;
     this.#framer = new OutboundFramer(rules.frameBytes, this.#minBytes);
     this.#playout = new PlayoutClock(this.#bytesPerMs);
     this.#heard = new HeardAudioTracker({
@@ -117,6 +145,11 @@ export class Downlink {
 
   get state(): DownlinkState {
     return this.#state;
+  }
+
+  /** Where what is played and truncated is told; null: nowhere, and no work per message for it. */
+  tap(tap: DownlinkTap | null): void {
+    this.#tap = tap;
   }
 
   /**
@@ -135,6 +168,7 @@ export class Downlink {
   replyStarted(): void {
     if (this.#state === 'closed') return;
     if (this.#state !== 'replying') this.#move('replying');
+    this.#cut = false;
     this.#heard.startReply();
     this.#notify('started');
   }
@@ -152,6 +186,7 @@ export class Downlink {
       this.#mark(this.#heard.endMark());
       if (this.#state === 'replying') this.#move('idle');
     }
+    this.#cut = false;
     this.#notify('done');
   }
 
@@ -168,6 +203,7 @@ export class Downlink {
     this.#leg.clear();
     this.#heard.cleared();
     this.#playout.clear();
+    this.#tap?.truncated(this.#clock.now());
     this.#notify('done');
     return wasPlaying;
   }
@@ -176,6 +212,7 @@ export class Downlink {
   reset(): void {
     if (this.#state === 'closed') return;
     this.#framer.reset();
+    this.#cut = false;
     if (this.#state !== 'idle') this.#move('idle');
     this.#notify('done');
   }
@@ -184,8 +221,11 @@ export class Downlink {
   play(audio: Buffer): void {
     if (this.#state === 'closed') return;
     if (this.#state !== 'idle') this.#move('idle');
+    this.#cut = false;
+    this.#own = true;
     this.audio(audio);
     this.#flushTail();
+    this.#own = false;
   }
 
   /** A carrier mark echo. */
@@ -307,6 +347,16 @@ export class Downlink {
   }
 
   #message(audio: Buffer): void {
+    if (
+      this.#paceAheadMs !== null &&
+      !this.#own &&
+      (this.#cut || this.#pacedBytes + audio.length > this.#maxPacedBytes)
+    ) {
+      // Cut at a message boundary, and for the rest of the reply: the caller hears its start whole.
+      this.#cut = true;
+      this.#onPacedDropped?.(audio.length);
+      return;
+    }
     // The tracker counts audio as sent when it enters the downlink, so its marks follow it in order.
     const mark = this.#heard.audioSent(audio.length);
     if (this.#paceAheadMs === null) {
@@ -326,7 +376,8 @@ export class Downlink {
 
   #wire(audio: Buffer): void {
     this.#leg.sendAudio(audio);
-    this.#playout.queued(audio.length, this.#clock.now());
+    const startsAtMs = this.#playout.queued(audio.length, this.#clock.now());
+    if (this.#tap !== null) this.#tap.played(audio, startsAtMs);
     this.#counts.downFrames++;
     this.#counts.downBytes += audio.length;
   }

@@ -94,7 +94,27 @@ const PROTOCOL_ERRORS: Readonly<Record<string, string>> = Object.freeze({
   WS_ERR_INVALID_UTF8: 'invalid_utf8',
 });
 
-type Phase = 'awaiting_start' | 'verifying' | 'live' | 'stopped';
+/**
+ * A media stream's phases and the moves each allows: `awaiting_start` (frames before the
+ * carrier's `start`), `verifying` (the stream token is checked, caller audio held), `live` (a call
+ * session carries it), `stopped` (refused, declined, ended or closed: every frame is ignored).
+ */
+export const STREAM_TRANSITIONS = Object.freeze({
+  awaiting_start: ['verifying', 'stopped'],
+  verifying: ['live', 'stopped'],
+  live: ['stopped'],
+  stopped: [],
+} as const satisfies Record<string, readonly string[]>);
+
+export type StreamPhase = keyof typeof STREAM_TRANSITIONS;
+
+/** Applies a move of the table; a stream already stopped stays so (every path may stop it). */
+export function nextStreamPhase(from: StreamPhase, to: StreamPhase): StreamPhase {
+  if (from === 'stopped' && to === 'stopped') return from;
+  const allowed: readonly string[] = STREAM_TRANSITIONS[from];
+  if (!allowed.includes(to)) throw new Error(`media stream cannot move from ${from} to ${to}`);
+  return to;
+}
 type StartEvent = Extract<LegEvent, { type: 'start' }>;
 
 export interface MediaSocketOptions {
@@ -113,7 +133,10 @@ export function handleMediaSocket(
   const codec = adapter.createCodec();
   trackLiveness(socket);
   let log = deps.logger.child({ carrier });
-  let phase: Phase = 'awaiting_start';
+  let phase: StreamPhase = 'awaiting_start';
+  const move = (to: StreamPhase) => {
+    phase = nextStreamPhase(phase, to);
+  };
   let session: CallSession | null = null;
   let framesBeforeStart = 0;
   let invalidBeforeStart = 0;
@@ -155,7 +178,7 @@ export function handleMediaSocket(
 
   /** Refuses the stream, counted by reason; `ws` may already be closing it (`alreadyClosing`). */
   const reject = (reason: string, code: number = CLOSE.policyViolation, alreadyClosing = false) => {
-    phase = 'stopped';
+    move('stopped');
     verifying = [];
     metrics.streamsRejected.inc({ carrier, reason });
     log.warn({ reason }, 'media stream refused');
@@ -167,7 +190,7 @@ export function handleMediaSocket(
    * the line is hung up. No agent is dialed.
    */
   const decline = (start: StartEvent, reason: string) => {
-    phase = 'stopped';
+    move('stopped');
     verifying = [];
     metrics.callsDeclined.inc({ carrier, reason });
     log.warn({ reason }, 'media stream declined');
@@ -212,7 +235,7 @@ export function handleMediaSocket(
         session.onMarkPlayed(event.name);
         break;
       case 'stop':
-        phase = 'stopped';
+        move('stopped');
         session.end('caller_hangup');
         socket.close(CLOSE.normal, 'stream stopped');
         break;
@@ -278,7 +301,7 @@ export function handleMediaSocket(
     };
     session = new CallSession(info, leg, callDeps);
     deps.registry.add(session);
-    phase = 'live';
+    move('live');
     const held = verifying;
     verifying = [];
     const prepared = grant.instance === config.instanceId;
@@ -291,7 +314,7 @@ export function handleMediaSocket(
   };
 
   const admit = async (start: StartEvent) => {
-    phase = 'verifying';
+    move('verifying');
     clearTimeout(startTimer);
     log = log.child({ callSid: start.callSid, streamSid: start.streamSid });
     const check = checkStreamToken(config.streamTokenSecret, start.token ?? opts.pathToken, {
@@ -409,7 +432,7 @@ export function handleMediaSocket(
   });
   socket.on('close', () => {
     clearTimeout(startTimer);
-    phase = 'stopped';
+    move('stopped');
     verifying = [];
     session?.end('caller_hangup');
   });

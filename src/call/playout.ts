@@ -7,8 +7,11 @@ export class PlayoutClock {
 
   constructor(private readonly bytesPerMs: number) {}
 
-  queued(bytes: number, nowMs = performance.now()): void {
-    this.endsAtMs = Math.max(this.endsAtMs, nowMs) + bytes / this.bytesPerMs;
+  /** Audio sent now; returns when it starts to play (after what is still queued). */
+  queued(bytes: number, nowMs = performance.now()): number {
+    const startsAtMs = Math.max(this.endsAtMs, nowMs);
+    this.endsAtMs = startsAtMs + bytes / this.bytesPerMs;
+    return startsAtMs;
   }
 
   /** Audio still queued at the carrier, by this model. */

@@ -1,59 +1,72 @@
-// One phone call: the carrier leg on one side, the voice agent on the other. The session composes
-// the agent link (agent-link.ts), the downlink to the caller (downlink.ts) and the call log
-// (call-log.ts); it owns the call's state table, the functions, keypad and silence, the polite
-// endings, and the one path that ends the call and records why.
+// One phone call: the carrier leg on one side, the voice agent on the other. The session holds the
+// call's state table and composes the parts that do the work: the agent link (agent-link.ts), the
+// downlink to the caller (downlink.ts), the call log (call-log.ts), the polite endings
+// (endings.ts), an outbound call's answering machine (answering-machine.ts), the latency figures
+// (latency.ts), the function calls (function-calls.ts), keypad and silence. It routes the
+// carrier's and the agent's events to them, and owns the one path that ends the call and records
+// why (end-reason.ts).
 import type { Logger } from 'pino';
 import { classifyAgentError } from '../agent/errors.js';
 import { readLatencyReport } from '../agent/latency-report.js';
-import type {
-  AgentServerMessage,
-  FunctionCallEntry,
-  HistoryMessage,
-  InjectBehavior,
-} from '../agent/protocol.js';
+import type { AgentServerMessage, HistoryMessage } from '../agent/protocol.js';
 import { buildSettings } from '../agent/settings.js';
 import type { AgentChannel } from '../agent/session.js';
 import { AgentUpdater } from '../agent/updates.js';
-import { type MediaFormat, silenceByte } from '../audio/format.js';
+import type { MediaFormat } from '../audio/format.js';
 import type { AgentProfile } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { CallRecord } from '../store/call-record.js';
 import { AgentLink, type DialAgent, type LinkLostInfo } from './agent-link.js';
-import { AmdGate, type GateDecision, type VerdictReport } from './amd-gate.js';
-import { GreetingEnd } from './greeting-end.js';
-import { CallLog, type EndReason } from './call-log.js';
+import type { VerdictReport } from './amd-gate.js';
+import { AnsweringMachine } from './answering-machine.js';
+import type { CallAudioListener } from './audio-listener.js';
+import { CallLog } from './call-log.js';
 import type { DownlinkRules } from './carrier-port.js';
 import { type Clock, type ClockTimer, realClock } from './clock.js';
 import { Downlink } from './downlink.js';
 import { DtmfCollector, dtmfMessage } from './dtmf.js';
+import { END_REASONS, type EndReason } from './end-reason.js';
+import { type Ending, Endings, type EndingsHost } from './endings.js';
 import type { CallEventHub } from './events.js';
 import type { PromptPlayer } from './fallback-audio.js';
-import { functionLabel, runFunction } from './functions.js';
+import { FunctionCalls } from './function-calls.js';
+import { LatencyObserver } from './latency.js';
 import type { CallLeg } from './leg.js';
 import type { OutboundContext } from './outbound-context.js';
-import type { CallRecord, VoicemailRecord } from '../store/call-record.js';
 import { SilenceMonitor } from './silence.js';
 import type { VoicemailRecordingSource } from './voicemail-recordings.js';
 
-export type { EndReason } from './call-log.js';
+export type { EndReason } from './end-reason.js';
+export type { CallAudioListener } from './audio-listener.js';
+export { AMD_VERDICT_TIMEOUT_MS } from './answering-machine.js';
 
 /**
- * Call states and the moves each allows. `finishing` is a polite end under way (a goodbye, the
- * hang-up or transfer after the agent's last reply, the fallback when no agent can carry the
- * call): no second one starts, and a transfer that fails hands the call back to the agent.
+ * Call states and the moves each allows. `finishing` is a polite end under way (an `Ending` of
+ * endings.ts: a goodbye, a transfer, a voicemail, the fallback): no second one starts. Only a
+ * failed transfer leaves it other than by ending, back to the state it came from.
  */
 export const CALL_TRANSITIONS = Object.freeze({
   connecting: ['live', 'reconnecting', 'finishing', 'ending'],
   live: ['reconnecting', 'finishing', 'ending'],
   reconnecting: ['live', 'finishing', 'ending'],
-  finishing: ['live', 'ending'],
+  finishing: ['connecting', 'live', 'reconnecting', 'ending'],
   ending: ['ended'],
   ended: [],
 } as const satisfies Record<string, readonly string[]>);
 
 export type CallState = keyof typeof CALL_TRANSITIONS;
 
-/** Reasons that start on the phone side: the carrier leg is already gone, nothing to hang up. */
-const CARRIER_ENDED: ReadonlySet<EndReason> = new Set(['caller_hangup']);
+/** The states in which an agent carries the call, or is being dialed to. */
+type Carrying = 'connecting' | 'live' | 'reconnecting';
+
+/** The agent went away while a transfer was under way: decided on once the transfer fails. */
+type AgentGone = { lost: LinkLostInfo } | { unavailable: EndReason };
+
+/** The state and what it holds: the ending under way, or the reason recorded. */
+type Phase =
+  | { state: Carrying }
+  | { state: 'finishing'; ending: Ending; from: Carrying; agentGone: AgentGone | null }
+  | { state: 'ending' | 'ended'; reason: EndReason };
 
 /** What the agent is told to say when the call has to end for a reason of the line, not the talk. */
 const FAREWELLS = {
@@ -63,23 +76,6 @@ const FAREWELLS = {
 export const SHUTDOWN_FAREWELL =
   "I'm sorry, I have to end the call now. Please call back in a moment. Goodbye.";
 const CHECK_IN = 'Are you still there?';
-const TRANSFER_FAILED =
-  "I'm sorry, I couldn't transfer you just now. Is there anything else I can help with?";
-
-/** How long a goodbye may take to be spoken and heard before the call is ended anyway. */
-const FAREWELL_CAP_MS = 15_000;
-/** After a function answer, how long the agent has to start speaking its last words. */
-const REPLY_START_GRACE_MS = 2_000;
-/** The fallback message: how long past its own length the bridge waits for it to be heard. */
-const FALLBACK_SLACK_MS = 3_000;
-/**
- * With no verdict this long after the answer, the answerer is taken for a person (or, for a machine
- * whose greeting never seemed to end, the message starts). Past the carriers' own detection
- * timeouts (Twilio's default is 30 s).
- */
-export const AMD_VERDICT_TIMEOUT_MS = 35_000;
-/** How long the voicemail may take to be heard before the call hangs up anyway. */
-const VOICEMAIL_CAP_MS = 90_000;
 
 export interface CallInfo {
   callSid: string;
@@ -116,6 +112,8 @@ export interface CallDeps {
   prompts?: PromptPlayer;
   /** Outbound calls: the pre-recorded voicemails of `amd.voicemail.audioUrl`, fetched once. */
   voicemailRecordings?: VoicemailRecordingSource;
+  /** Listeners on the call's audio from its first frame (audio-listener.ts); see `listen`. */
+  audioListeners?: readonly CallAudioListener[];
   onEnded(session: CallSession, record: CallRecord): void;
   /** Time and timers; the process clock unless a test gives its own. */
   clock?: Clock;
@@ -123,38 +121,27 @@ export interface CallDeps {
 
 export class CallSession {
   readonly logger: Logger;
-  #state: CallState = 'connecting';
-  #endReason: EndReason | null = null;
-  /** The reason a polite end under way will record. */
-  #finishingReason: EndReason | null = null;
+  #phase: Phase = { state: 'connecting' };
   readonly #leg: CallLeg;
   readonly #deps: CallDeps;
   readonly #clock: Clock;
+  /** When the call started, on `#clock`: the origin of the call's own clock. */
+  readonly #startedAtMs: number;
   readonly #link: AgentLink;
   readonly #updater: AgentUpdater;
-  /** Settles the wait for an injected goodbye when the agent refuses to say it. */
-  #injectionRefused: (() => void) | null = null;
   readonly #downlink: Downlink;
   readonly #log: CallLog;
   readonly #silence: SilenceMonitor;
   readonly #dtmf: DtmfCollector | null;
+  readonly #endings: Endings;
+  /** Outbound calls with detection: holds the agent back until the verdict. */
+  readonly #machine: AnsweringMachine | null;
+  readonly #latency: LatencyObserver;
+  readonly #functions: FunctionCalls;
   readonly #audioCounts: Metrics['audio'];
   #maxDurationTimer: ClockTimer | null = null;
-  /** Outbound calls with detection: holds the agent back until the verdict. */
-  readonly #gate: AmdGate | null;
-  /** Where the carrier reports no end of greeting, the audio tells it (greeting-end.ts). */
-  readonly #greetingEnd = new GreetingEnd();
-  #gateTimer: ClockTimer | null = null;
-  readonly #answeredAtMs: number;
-  /** A person's wait for the agent's first audio, measured once. */
-  #humanWaitPending = true;
-  #agentFirstAudioPending = true;
-  /** When the caller last stopped speaking, until the agent's answer starts to play. */
-  #callerSpeechEndedAt: number | null = null;
-  /** What the agent hears in place of the answerer's frames while they are muted (#silenceLike). */
-  #silenceFrame: Buffer | null = null;
-  /** A machine's call: how its voicemail was left, or why none was. */
-  #voicemail: VoicemailRecord | null = null;
+  /** Null while nobody listens, so the frame path does nothing for listeners (audio-listener.ts). */
+  #listeners: CallAudioListener[] | null = null;
 
   constructor(
     readonly info: CallInfo,
@@ -165,9 +152,11 @@ export class CallSession {
     this.#deps = deps;
     const clock = deps.clock ?? realClock;
     this.#clock = clock;
+    this.#startedAtMs = clock.now();
     this.logger = deps.logger.child({ callSid: info.callSid, streamSid: info.streamSid });
+    const { metrics } = deps;
     // Plain additions per frame; the counters pick them up when scraped (metrics.ts).
-    this.#audioCounts = deps.metrics.audio;
+    this.#audioCounts = metrics.audio;
     this.#log = new CallLog(info, clock);
     this.#downlink = new Downlink({
       leg,
@@ -175,6 +164,9 @@ export class CallSession {
       format: info.mediaFormat,
       clock,
       counts: this.#audioCounts,
+      onPacedDropped: (bytes) => {
+        metrics.audioDropped.inc({ buffer: 'downlink_paced' }, Math.ceil(bytes / deps.downlink.frameBytes));
+      },
     });
     this.#link = new AgentLink(
       {
@@ -183,7 +175,7 @@ export class CallSession {
         settings: (history: HistoryMessage[]) =>
           this.#updater.applyTo(buildSettings(info.profile, info, info.mediaFormat, history)),
         clock,
-        metrics: deps.metrics,
+        metrics,
         logger: this.logger,
         maxQueuedAudioBytes: deps.maxEarlyAudioBytes,
       },
@@ -200,7 +192,7 @@ export class CallSession {
         clearTimeout: (handle) => clock.clearTimeout(handle as ClockTimer),
       },
     });
-    const { limits, dtmf } = info.profile;
+    const { limits, dtmf, fallback } = info.profile;
     this.#silence = new SilenceMonitor({
       silencePromptMs: limits.silencePromptMs,
       silenceHangupMs: limits.silenceHangupMs,
@@ -210,9 +202,7 @@ export class CallSession {
       onPrompt: () => this.#link.send({ type: 'InjectAgentMessage', message: CHECK_IN }),
       onHangup: () => void this.finish('silence_timeout', FAREWELLS.silence_timeout),
       // The monitor dates the end to the last voiced frame, not to when its detector was sure.
-      onSpeechEnd: (atMs) => {
-        this.#callerSpeechEndedAt = atMs;
-      },
+      onSpeechEnd: (atMs) => this.#latency.callerSpeechEnded(atMs),
       nowMs: () => clock.now(),
       setTimer: (callback, delayMs) => {
         const timer = clock.setTimeout(callback, delayMs);
@@ -220,34 +210,88 @@ export class CallSession {
       },
     });
     this.#dtmf = dtmf.enabled ? new DtmfCollector(dtmf, (digits) => this.#digits(digits), clock) : null;
+    const host = this.#endingsHost();
+    this.#endings = new Endings({
+      host,
+      leg,
+      downlink: this.#downlink,
+      agent: this.#link,
+      format: info.mediaFormat,
+      fallbackTransferTo: fallback.transferTo ?? null,
+      fallbackAudio: deps.fallbackAudio,
+      ...(deps.prompts ? { prompts: deps.prompts } : {}),
+      logger: this.logger,
+    });
+    const outbound = info.outbound;
+    this.#machine =
+      outbound?.amd == null
+        ? null
+        : new AnsweringMachine({
+            outbound: { ...outbound, amd: outbound.amd },
+            carrier: info.carrier,
+            format: info.mediaFormat,
+            clock,
+            answeredAtMs: this.#startedAtMs,
+            metrics,
+            logger: this.logger,
+            host,
+            hearing: this.#silence,
+            agent: this.#link,
+            speech: this.#endings,
+            downlink: this.#downlink,
+            ...(deps.prompts ? { prompts: deps.prompts } : {}),
+            ...(deps.voicemailRecordings ? { voicemailRecordings: deps.voicemailRecordings } : {}),
+          });
+    this.#latency = new LatencyObserver({
+      metrics,
+      log: this.#log,
+      clock,
+      carrier: info.carrier,
+      answeredAtMs: this.#startedAtMs,
+      view: {
+        personAnswered: () => this.#machine?.personAnswered ?? false,
+        prewarmed: () => this.#link.prewarmed,
+        settingsAppliedAtMs: () => this.#link.settingsAppliedAtMs,
+      },
+    });
+    this.#functions = new FunctionCalls({
+      call: info,
+      canTransfer: leg.canTransfer,
+      log: this.#log,
+      metrics,
+      events: deps.events,
+      logger: this.logger,
+      updater: this.#updater,
+      send: (message) => this.#link.send(message),
+      endAfterReply: () => void this.#endings.endAfterReply(),
+      transferAfterReply: (target) => void this.#endings.transferAfterReply(target),
+    });
     if (limits.maxCallMs > 0) {
       this.#maxDurationTimer = clock.setTimeout(
         () => void this.finish('max_duration', FAREWELLS.max_duration),
         limits.maxCallMs,
       );
     }
-    this.#answeredAtMs = clock.now();
-    const amd = info.outbound?.amd ?? null;
-    this.#gate = amd ? new AmdGate(amd) : null;
-    if (this.#gate) {
-      this.#gateTimer = clock.setTimeout(() => this.#verdictTimedOut(), AMD_VERDICT_TIMEOUT_MS);
-    }
-    deps.metrics.callsActive.inc({ carrier: info.carrier });
-    deps.metrics.callsStarted.inc({ carrier: info.carrier, direction: info.direction });
+    for (const listener of deps.audioListeners ?? []) this.listen(listener);
+    metrics.callsActive.inc({ carrier: info.carrier });
+    metrics.callsStarted.inc({ carrier: info.carrier, direction: info.direction });
   }
 
   /** The answering-machine verdict of the carrier's detection, once it comes. */
   get machineVerdict(): VerdictReport | null {
-    return this.#gate?.verdict ?? null;
+    return this.#machine?.verdict ?? null;
   }
 
   get state(): CallState {
-    return this.#state;
+    return this.#phase.state;
   }
 
   /** Why the call ended, or is ending politely; null while it goes on. */
   get endReason(): EndReason | null {
-    return this.#endReason ?? this.#finishingReason;
+    const phase = this.#phase;
+    if (phase.state === 'finishing') return phase.ending.reason;
+    if (phase.state === 'ending' || phase.state === 'ended') return phase.reason;
+    return null;
   }
 
   get startedAt(): Date {
@@ -255,7 +299,7 @@ export class CallSession {
   }
 
   get isEnding(): boolean {
-    return this.#state === 'ending' || this.#state === 'ended';
+    return this.#phase.state === 'ending' || this.#phase.state === 'ended';
   }
 
   /** Dials the agent, or adopts one dialed ahead of the stream (pre-warmed at the voice webhook). */
@@ -267,69 +311,42 @@ export class CallSession {
     }
   }
 
-  // ── carrier side ──────────────────────────────────────────────────────────
-
   /**
-   * Silence the size of a caller frame, made once and sent as often as needed (never written to):
-   * while a verdict is awaited the agent hears it in place of every frame.
+   * Adds a listener on the call's audio (audio-listener.ts) until the call ends or the returned
+   * function removes it. Times are milliseconds since the call started.
    */
-  #silenceLike(payload: Buffer): Buffer {
-    if (this.#silenceFrame?.length !== payload.length) {
-      this.#silenceFrame = Buffer.alloc(payload.length, silenceByte(this.info.mediaFormat.encoding));
+  listen(listener: CallAudioListener): () => void {
+    if (this.isEnding) return () => {};
+    const before = this.#listeners;
+    this.#listeners = before === null ? [listener] : [...before, listener];
+    if (before === null) {
+      this.#downlink.tap({
+        played: (audio, atMs) => this.#tell('played', audio, atMs),
+        truncated: (atMs) => this.#tell('truncated', null, atMs),
+      });
     }
-    return this.#silenceFrame;
+    return () => this.#unlisten(listener);
   }
 
+  // ── carrier side ──────────────────────────────────────────────────────────
+
+  /** A caller frame: on every 20 ms of every call, so nothing here allocates. */
   onCallerAudio(payload: Buffer): void {
     this.#audioCounts.upFrames++;
     this.#audioCounts.upBytes += payload.length;
+    if (this.#listeners !== null) this.#tell('callerFrame', payload, this.#clock.now());
     this.#silence.agentSpeaking(this.#downlink.isPlaying());
     this.#silence.callerAudio(payload);
-    // Until the verdict the agent hears silence: a voicemail greeting must not start a conversation,
-    // nor a recorder's beep interrupt the message left on it.
-    if (this.#gate?.mutesAnswerer) {
-      this.#link.sendAudio(this.#silenceLike(payload));
-      if (!this.#gate.holds) return;
-      const fellSilent = this.#greetingEnd.observe(this.#silence.callerSpeaking, this.#silence.silenceMs);
-      if (fellSilent && this.#gate.awaitingMessageEnd) {
-        this.onMachineVerdict({
-          verdict: 'machine',
-          messageEnded: true,
-          detectionMs: null,
-          raw: 'greeting_silent',
-        });
-      }
-      return;
-    }
+    if (this.#machine !== null && this.#machine.screen(payload)) return;
     this.#link.sendAudio(payload);
   }
 
   /**
-   * The carrier's answering-machine verdict (docs/protocols/answering-machine-detection.md). A
-   * person, or doubt, and the agent speaks at once; a machine, and the voicemail plays after the
-   * beep, or the call hangs up.
+   * The carrier's answering-machine verdict (docs/protocols/answering-machine-detection.md), for
+   * the answering machine to act on.
    */
   onMachineVerdict(report: VerdictReport): void {
-    if (!this.#gate || this.isEnding) return;
-    // A machine's greeting end completes its first verdict; the verdict is counted once.
-    const first = this.#gate.verdict === null;
-    const decision = this.#gate.decide(report);
-    if (decision.kind === 'none') return;
-    if (decision.kind !== 'wait_for_message_end') this.#stopGateTimer();
-    const { metrics } = this.#deps;
-    const { carrier } = this.info;
-    if (first) {
-      metrics.amdVerdicts.inc({ carrier, verdict: report.verdict });
-      metrics.amdDetection.observe(
-        { carrier, verdict: report.verdict },
-        (report.detectionMs ?? this.#clock.now() - this.#answeredAtMs) / 1000,
-      );
-    }
-    this.logger.info(
-      { amd: { verdict: report.verdict, raw: report.raw, decision: decision.kind } },
-      'answering-machine verdict',
-    );
-    this.#act(decision);
+    this.#machine?.verdictReported(report);
   }
 
   onCallerDtmf(digit: string): void {
@@ -346,21 +363,8 @@ export class CallSession {
    * Ends the call politely: the agent says `farewell` (or finishes what it is saying), the bridge
    * waits until the carrier confirms it was played, then hangs up.
    */
-  async finish(reason: EndReason, farewell?: string): Promise<void> {
-    const wasLive = this.#state === 'live';
-    if (!this.#startFinishing(reason)) return;
-    let said: 'started' | 'refused' | 'timeout' | 'not_asked' | 'no_agent' = wasLive
-      ? 'not_asked'
-      : 'no_agent';
-    if (farewell && wasLive) said = await this.#sayFarewell(farewell);
-    if (reason === 'shutdown' && (said === 'no_agent' || said === 'refused')) {
-      // No agent to say it (still dialing, redialing, or it declined): the drain's own recording.
-      // The agent has nothing more to do on this call; closed now, it cannot cut the goodbye short.
-      this.#link.close();
-      await this.#playPrompt('drain_goodbye');
-    }
-    await this.#downlink.lastWordsHeard(FAREWELL_CAP_MS);
-    this.end(reason);
+  finish(reason: EndReason, farewell?: string): Promise<void> {
+    return this.#endings.goodbye(reason, farewell, this.#phase.state === 'live');
   }
 
   /** An operator hangs up the call (admin API): at once, no goodbye. */
@@ -372,27 +376,26 @@ export class CallSession {
    * An operator moves the call to `target` (admin API) at once. Throws when the carrier cannot
    * transfer, a polite end is already under way, or the carrier refused (the call goes on).
    */
-  async transfer(target: string): Promise<void> {
-    if (!this.#leg.canTransfer) throw new Error('this carrier has no call-control API configured');
-    if (!this.#startFinishing('transferred')) throw new Error('the call is already ending');
-    await this.#transfer(target);
+  transfer(target: string): Promise<void> {
+    return this.#endings.transferNow(target);
   }
 
   /** The one way a call ends. Idempotent: the first reason wins. */
   end(reason: EndReason): void {
     if (!this.#can('ending')) return;
-    this.#move('ending');
-    this.#endReason = reason;
-    this.#stopGateTimer();
-    this.#gate?.close();
+    this.#move({ state: 'ending', reason });
+    this.#machine?.close();
     this.#updater.close();
     this.#link.close();
-    if (reason === 'transferred') this.#leg.closeStream();
-    else if (!CARRIER_ENDED.has(reason)) this.#leg.hangup();
+    const { by } = END_REASONS[reason];
+    if (by === 'transfer') this.#leg.closeStream();
+    else if (by === 'bridge') this.#leg.hangup();
     if (this.#maxDurationTimer !== null) this.#clock.clearTimeout(this.#maxDurationTimer);
     this.#silence.dispose();
     this.#dtmf?.dispose();
     this.#downlink.close();
+    this.#listeners = null;
+    this.#downlink.tap(null);
     const record = this.#withOutbound(
       this.#log.record(reason, this.#downlink.replies(), this.#link.prewarmed),
     );
@@ -419,185 +422,90 @@ export class CallSession {
       },
       'call ended',
     );
-    this.#move('ended');
+    this.#move({ state: 'ended', reason });
     this.#deps.onEnded(this, record);
   }
 
-  // ── internals ─────────────────────────────────────────────────────────────
-
-  #withOutbound(record: CallRecord): CallRecord {
-    const outbound = this.info.outbound;
-    if (!outbound) return record;
-    const verdict = this.#gate?.verdict ?? null;
-    return {
-      ...record,
-      outbound: {
-        campaign: outbound.campaignId,
-        contact: outbound.contact,
-        attempt: outbound.attemptId,
-        answeredBy: verdict === null ? null : verdict.verdict === 'fax' ? 'machine' : verdict.verdict,
-        amdVerdict: verdict?.raw ?? null,
-        ...(this.#voicemail ? { voicemail: this.#voicemail } : {}),
-      },
-    };
-  }
-
-  #act(decision: GateDecision): void {
-    switch (decision.kind) {
-      case 'hang_up':
-        this.end('machine');
-        return;
-      case 'leave_message':
-        void this.#leaveMessage(decision.text, decision.audioUrl);
-        return;
-      default:
-        return;
-    }
-  }
-
-  /**
-   * Leaves the voicemail after the beep, then hangs up once it was heard: the recording at the
-   * campaign's audio URL; else its text as a rendered prompt (config/prompts.json); else the text
-   * spoken by the agent. Nothing to leave (a recording that cannot be played and no text) hangs up
-   * as `machine`, the reason in the record.
-   */
-  async #leaveMessage(text: string | null, audioUrl: string | null): Promise<void> {
-    if (!this.#startFinishing('voicemail_left')) return;
-    let problem: string | null = null;
-    if (audioUrl !== null) {
-      const recording = await this.#voicemailRecording(audioUrl);
-      if ('audio' in recording) {
-        await this.#playMessage(recording.audio, 'recording', null);
-        return;
-      }
-      problem = recording.problem;
-      this.logger.warn(
-        { problem, fallback: text ? 'text' : 'hangup' },
-        'the voicemail recording cannot be played',
-      );
-    }
-    if (this.isEnding) return;
-    if (text === null || text.trim() === '') {
-      this.#voicemail = { left: null, problem: problem ?? 'the call has no voicemail text' };
-      this.logger.warn(
-        { problem: this.#voicemail.problem },
-        'a machine answered but no voicemail can be left: hanging up',
-      );
-      this.end('machine');
-      return;
-    }
-    const rendered = await this.#renderedVoicemail(text);
-    if (rendered) {
-      await this.#playMessage(rendered, 'rendered', problem);
-      return;
-    }
-    if (this.isEnding) return;
-    if ((await this.#sayFarewell(text)) === 'refused') {
-      this.#voicemail = { left: null, problem: 'the agent refused to speak the voicemail' };
-      this.logger.warn('the agent refused to speak the voicemail: hanging up');
-      this.end('machine');
-      return;
-    }
-    this.#voicemail = { left: 'agent', problem };
-    await this.#downlink.lastWordsHeard(VOICEMAIL_CAP_MS);
-    this.end('voicemail_left');
-  }
-
-  async #voicemailRecording(url: string): Promise<{ audio: Buffer } | { problem: string }> {
-    const source = this.#deps.voicemailRecordings;
-    if (!source) return { problem: 'this server plays no voicemail recordings' };
-    return source(url, this.info.mediaFormat);
-  }
-
-  /** The text as a rendered prompt, or null when prompts are not rendered (or the render failed). */
-  async #renderedVoicemail(text: string): Promise<Buffer | null> {
-    try {
-      return (await this.#deps.prompts?.('voicemail', this.info.mediaFormat, { text })) ?? null;
-    } catch (err) {
-      this.logger.warn(
-        { err: (err as Error).message },
-        'could not render the voicemail: the agent speaks it',
-      );
-      return null;
-    }
-  }
-
-  /** Plays the message itself (the agent has nothing more to say here), and hangs up once it was heard. */
-  async #playMessage(audio: Buffer, left: 'recording' | 'rendered', problem: string | null): Promise<void> {
-    if (this.isEnding) return;
-    this.#voicemail = { left, problem };
-    // Closed now, the agent cannot talk over the message.
-    this.#link.close();
-    this.#downlink.play(audio);
-    const heard = await this.#downlink.untilHeard(
-      Math.min(this.#downlink.pendingMs() + FALLBACK_SLACK_MS, VOICEMAIL_CAP_MS),
-    );
-    if (heard === 'timeout') this.logger.warn('the carrier never confirmed the voicemail was played');
-    this.end('voicemail_left');
-  }
-
-  #verdictTimedOut(): void {
-    this.#gateTimer = null;
-    if (!this.#gate || this.isEnding) return;
-    if (this.#gate.awaitingMessageEnd) {
-      this.onMachineVerdict({ verdict: 'machine', messageEnded: true, detectionMs: null, raw: 'timeout' });
-      return;
-    }
-    const decision = this.#gate.timedOut();
-    if (decision.kind === 'none') return;
-    this.#deps.metrics.amdVerdicts.inc({ carrier: this.info.carrier, verdict: 'unknown' });
-    this.logger.info('no answering-machine verdict in time: treated as a person');
-  }
-
-  #stopGateTimer(): void {
-    if (this.#gateTimer !== null) this.#clock.clearTimeout(this.#gateTimer);
-    this.#gateTimer = null;
-  }
-
-  /** Whether the agent's output passes now; otherwise the gate holds it, or drops it. */
-  #gated(step: () => void, bytes = 0, startsReply = false): boolean {
-    const gate = this.#gate;
-    if (!gate || !gate.holds) return false;
-    if (gate.state === 'listening') {
-      gate.hold(step, bytes);
-      return true;
-    }
-    // Leaving a message: what the agent was saying is dropped until the reply that speaks it starts.
-    if (startsReply && gate.messageStarted()) return false;
-    return true;
-  }
+  // ── state ─────────────────────────────────────────────────────────────────
 
   #can(next: CallState): boolean {
-    const allowed: readonly string[] = CALL_TRANSITIONS[this.#state];
+    const allowed: readonly string[] = CALL_TRANSITIONS[this.#phase.state];
     return allowed.includes(next);
   }
 
-  #move(next: CallState): void {
-    if (!this.#can(next)) throw new Error(`call cannot move from ${this.#state} to ${next}`);
-    this.#state = next;
+  #move(next: Phase): void {
+    if (!this.#can(next.state))
+      throw new Error(`call cannot move from ${this.#phase.state} to ${next.state}`);
+    this.#phase = next;
   }
 
-  /** Enters `finishing` for `reason`; false when a polite end is under way or the call is ending. */
-  #startFinishing(reason: EndReason): boolean {
-    if (!this.#can('finishing')) return false;
-    this.#move('finishing');
-    this.#finishingReason = reason;
+  /** What the endings and the answering machine may do to the call's state. */
+  #endingsHost(): EndingsHost {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- read by the getter below
+    const session = this;
+    return {
+      begin: (ending) => this.#begin(ending),
+      end: (reason) => this.end(reason),
+      get isEnding() {
+        return session.isEnding;
+      },
+      resume: () => this.#resume(),
+    };
+  }
+
+  /** Enters `finishing` for `ending`; false when a polite end is under way or the call is ending. */
+  #begin(ending: Ending): boolean {
+    const phase = this.#phase;
+    if (phase.state !== 'connecting' && phase.state !== 'live' && phase.state !== 'reconnecting')
+      return false;
+    this.#move({ state: 'finishing', ending, from: phase.state, agentGone: null });
     return true;
   }
+
+  /**
+   * A transfer failed: the call goes back to the state it left, with the agent if one is ready,
+   * and whatever happened to the agent meanwhile is dealt with now. True when an agent carries
+   * the call (and can be told).
+   */
+  #resume(): boolean {
+    const phase = this.#phase;
+    if (phase.state !== 'finishing') return false;
+    const ready = this.#link.state === 'ready';
+    // An agent that became ready meanwhile makes the call live; none ready, it waits as it did.
+    this.#move({ state: ready ? 'live' : phase.from });
+    const gone = phase.agentGone;
+    if (gone === null) return ready;
+    if ('lost' in gone) this.#agentLost(gone.lost);
+    else void this.#agentUnavailable(null, gone.unavailable);
+    return false;
+  }
+
+  // ── agent side ────────────────────────────────────────────────────────────
 
   #agentReady(): void {
     // A redialed session's Settings carried the updates the dropped one never acknowledged.
     this.#updater.settingsApplied();
     const connectMs = this.#link.connectMs;
     if (connectMs !== null) this.#log.agentConnected(connectMs);
-    if (this.#state === 'connecting' || this.#state === 'reconnecting') this.#move('live');
+    const { state } = this.#phase;
+    if (state === 'connecting' || state === 'reconnecting') this.#move({ state: 'live' });
   }
 
   #agentAudio(chunk: Buffer): void {
-    const send = () => {
-      if (this.#downlink.audio(chunk) > 0) this.#audioSent();
-    };
-    if (!this.#gated(send, chunk.length)) send();
+    // No closure per chunk unless an answering machine may hold it.
+    if (this.#machine !== null && this.#machine.withholds(() => this.#sendAgentAudio(chunk), chunk.length)) {
+      return;
+    }
+    this.#sendAgentAudio(chunk);
+  }
+
+  #sendAgentAudio(chunk: Buffer): void {
+    if (this.#downlink.audio(chunk) > 0) this.#latency.audioSent();
+  }
+
+  /** Whether the answering machine keeps this step of the agent's output from the caller now. */
+  #withheld(step: () => void, startsReply = false): boolean {
+    return this.#machine !== null && this.#machine.withholds(step, 0, startsReply);
   }
 
   #agentMessage(message: AgentServerMessage): void {
@@ -610,21 +518,20 @@ export class CallSession {
       case 'AgentStartedSpeaking': {
         const started = () => {
           this.#downlink.replyStarted();
-          this.#observeAgentLatency(message);
+          this.#latency.agentStarted(message);
         };
-        if (!this.#gated(started, 0, true)) started();
+        if (!this.#withheld(started, true)) started();
         break;
       }
       case 'AgentAudioDone': {
         const done = () => this.#downlink.replyDone();
-        if (!this.#gated(done)) done();
+        if (!this.#withheld(done)) done();
         break;
       }
       case 'ConversationText': {
         const text = () => this.#conversationText(message.role, String(message.content ?? ''));
         // The agent's words wait with its audio; once a message is being left, its text is the record's.
-        if (message.role !== 'assistant' || this.#gate?.state !== 'listening') text();
-        else this.#gated(text);
+        if (message.role !== 'assistant' || !(this.#machine?.holdsText(text) ?? false)) text();
         break;
       }
       case 'LatencyReport':
@@ -636,12 +543,10 @@ export class CallSession {
           { reason: String(message.message ?? '').slice(0, 200) },
           'agent refused an injected message',
         );
-        this.#injectionRefused?.();
+        this.#endings.injectionRefused();
         break;
       case 'FunctionCallRequest':
-        for (const entry of Array.isArray(message.functions) ? message.functions : []) {
-          if (entry?.client_side) void this.#answerFunction(entry);
-        }
+        this.#functions.request(message.functions);
         break;
       case 'Error':
         // The link has closed the session; what happens next is decided when it is gone.
@@ -662,10 +567,13 @@ export class CallSession {
   }
 
   #agentLost(info: LinkLostInfo): void {
+    const phase = this.#phase;
     if (this.isEnding) return;
-    if (this.#state === 'finishing') {
-      // The goodbye was under way; nothing more will be said.
-      this.end(this.#finishingReason ?? 'agent_closed');
+    if (phase.state === 'finishing') {
+      // A transfer decides the call's fate; should it fail, the loss is dealt with then.
+      if (phase.ending.kind === 'transfer') phase.agentGone = { lost: info };
+      // A goodbye was under way; nothing more will be said.
+      else this.end(phase.ending.reason);
       return;
     }
     if (info.settingsTimedOut) {
@@ -687,7 +595,7 @@ export class CallSession {
    * heard it and no second greeting; the link holds the caller's audio meanwhile.
    */
   async #reconnect(info: LinkLostInfo): Promise<void> {
-    if (this.#state !== 'reconnecting') this.#move('reconnecting');
+    if (this.#phase.state !== 'reconnecting') this.#move({ state: 'reconnecting' });
     this.logger.warn({ code: info.code, reason: info.reason }, 'agent connection lost, reconnecting');
     this.#downlink.reset();
     const attached = await this.#link.reconnect(this.#log.history(this.#downlink.replies()));
@@ -700,61 +608,12 @@ export class CallSession {
     const why: EndReason =
       reason ?? (code === 'CALLBRIDGE_AGENT_REFUSED' ? 'agent_refused' : 'agent_unreachable');
     if (err) this.logger.warn({ err: (err as Error).message, code }, 'agent unavailable');
-    if (!this.#startFinishing(why)) return;
-    const { fallback } = this.info.profile;
-    if (fallback.transferTo && this.#leg.canTransfer) {
-      try {
-        await this.#leg.transfer(fallback.transferTo);
-        this.end('transferred');
-        return;
-      } catch (transferErr) {
-        this.logger.error({ err: (transferErr as Error).message }, 'fallback transfer failed');
-      }
+    const phase = this.#phase;
+    if (phase.state === 'finishing' && phase.ending.kind === 'transfer') {
+      phase.agentGone = { unavailable: why };
+      return;
     }
-    if (this.#deps.fallbackAudio) await this.#playAudio(this.#deps.fallbackAudio);
-    else await this.#playPrompt('unavailable');
-    this.end(why);
-  }
-
-  /** Plays a fixed prompt (rendered, else bundled) and waits until it has been heard, bounded. */
-  async #playPrompt(kind: 'unavailable' | 'drain_goodbye'): Promise<void> {
-    let audio: Buffer | null = null;
-    try {
-      audio = (await this.#deps.prompts?.(kind, this.info.mediaFormat)) ?? null;
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message, prompt: kind }, 'no audio for a prompt');
-    }
-    if (audio) await this.#playAudio(audio);
-  }
-
-  async #playAudio(audio: Buffer): Promise<void> {
-    if (this.isEnding) return;
-    this.#downlink.play(audio);
-    await this.#downlink.untilHeard(this.#downlink.pendingMs() + FALLBACK_SLACK_MS);
-  }
-
-  /**
-   * Asks the agent to say `farewell` (docs/protocols/agent.md section 10: `queue`, so it neither
-   * cuts its own reply short nor is refused while the caller speaks). An agent may still decline
-   * it with `InjectionRefused`, which ends the wait at once.
-   */
-  async #sayFarewell(farewell: string): Promise<'started' | 'refused' | 'timeout'> {
-    const refused = new Promise<'refused'>((resolve) => {
-      this.#injectionRefused = () => resolve('refused');
-    });
-    this.#inject(farewell, 'queue');
-    const said = await Promise.race([
-      this.#downlink
-        .waitForReply('started', REPLY_START_GRACE_MS * 2)
-        .then((started): 'started' | 'timeout' => (started ? 'started' : 'timeout')),
-      refused,
-    ]);
-    this.#injectionRefused = null;
-    return said;
-  }
-
-  #inject(message: string, behavior: InjectBehavior): void {
-    this.#link.send({ type: 'InjectAgentMessage', message, behavior });
+    await this.#endings.fallback(why);
   }
 
   #conversationText(role: string, content: string): void {
@@ -777,90 +636,6 @@ export class CallSession {
     this.#link.send({ type: 'InjectUserMessage', content: dtmfMessage(digits) });
   }
 
-  async #answerFunction(entry: FunctionCallEntry): Promise<void> {
-    const { profile } = this.info;
-    const askedAtMs = this.#log.elapsedMs();
-    const result = await runFunction(entry, {
-      callSid: this.info.callSid,
-      from: this.info.from,
-      to: this.info.to,
-      profileName: this.info.profileName,
-      profile,
-      canTransfer: this.#leg.canTransfer,
-      endCall: () => void this.#endAfterReply(),
-      transfer: (target) => void this.#transferAfterReply(target),
-    });
-    const { metrics } = this.#deps;
-    // Updates go first, each awaited (bounded), so the reply that follows has the new voice.
-    for (const update of result.updates ?? []) {
-      const outcome = await this.#updater.request(update);
-      metrics.agentUpdates.inc({ type: update.type, outcome });
-      this.logger.info({ update: update.type, outcome, function: entry.name }, 'agent updated by a function');
-    }
-    const label = functionLabel(entry.name, profile);
-    metrics.functionCalls.inc({ function: label, outcome: result.outcome });
-    metrics.functionDuration.observe({ function: label, outcome: result.outcome }, result.durationMs / 1000);
-    this.#log.functionCall({
-      name: String(entry.name),
-      arguments: String(entry.arguments ?? ''),
-      outcome: result.outcome,
-      durationMs: result.durationMs,
-      atMs: askedAtMs,
-      response: result.content,
-      ...(typeof entry.id === 'string' ? { id: entry.id } : {}),
-      ...(typeof entry.thought_signature === 'string' ? { thoughtSignature: entry.thought_signature } : {}),
-    });
-    this.#deps.events.publish(this.info.callSid, {
-      type: 'function',
-      name: entry.name,
-      outcome: result.outcome,
-    });
-    this.#link.send({
-      type: 'FunctionCallResponse',
-      id: entry.id,
-      name: entry.name,
-      content: result.content,
-    });
-  }
-
-  /** end_call: the goodbye may still be coming or playing; hang up only once it has been heard. */
-  async #endAfterReply(): Promise<void> {
-    if (!this.#startFinishing('end_call')) return;
-    await this.#lastReplyHeard();
-    this.end('end_call');
-  }
-
-  async #transferAfterReply(target: string): Promise<void> {
-    if (!this.#startFinishing('transferred')) return;
-    await this.#lastReplyHeard();
-    if (this.isEnding) return;
-    await this.#transfer(target).catch(() => {});
-  }
-
-  /** Moves the call to `target`; a failed transfer hands the call back to the agent and rethrows. */
-  async #transfer(target: string): Promise<void> {
-    try {
-      await this.#leg.transfer(target);
-      this.logger.info({ target }, 'call transferred');
-      this.end('transferred');
-    } catch (err) {
-      this.logger.error({ err: (err as Error).message, target }, 'transfer failed');
-      if (this.isEnding) throw err;
-      this.#finishingReason = null;
-      this.#move('live');
-      this.#inject(TRANSFER_FAILED, 'queue');
-      throw err;
-    }
-  }
-
-  /** After a function answer: the reply it asked for starts, is sent, and is heard (each bounded). */
-  async #lastReplyHeard(): Promise<void> {
-    if (this.#downlink.state !== 'replying') {
-      await this.#downlink.waitForReply('started', REPLY_START_GRACE_MS);
-    }
-    await this.#downlink.lastWordsHeard(FAREWELL_CAP_MS);
-  }
-
   #bargeIn(): void {
     // docs/protocols/agent.md: the carrier drops what it holds, and no more of the interrupted
     // reply is forwarded until the agent starts a new one.
@@ -870,49 +645,48 @@ export class CallSession {
     this.#deps.events.publish(this.info.callSid, { type: 'barge-in' });
   }
 
-  /** Latency figures taken when agent audio starts reaching the caller. */
-  #audioSent(): void {
-    const { metrics } = this.#deps;
-    if (this.#humanWaitPending && this.#gate?.state === 'open') {
-      this.#humanWaitPending = false;
-      metrics.amdHumanWait.observe(
-        { carrier: this.info.carrier },
-        (this.#clock.now() - this.#answeredAtMs) / 1000,
-      );
-    }
-    const firstAudioMs = this.#log.firstAudio();
-    if (firstAudioMs !== null) {
-      metrics.firstAudio.observe({ prewarmed: String(this.#link.prewarmed) }, firstAudioMs / 1000);
-    }
-    const now = this.#clock.now();
-    if (this.#agentFirstAudioPending) {
-      const appliedAtMs = this.#link.settingsAppliedAtMs;
-      if (appliedAtMs !== null) {
-        this.#agentFirstAudioPending = false;
-        metrics.agentFirstAudio.observe((now - appliedAtMs) / 1000);
+  // ── internals ─────────────────────────────────────────────────────────────
+
+  #withOutbound(record: CallRecord): CallRecord {
+    const outbound = this.info.outbound;
+    if (!outbound) return record;
+    const verdict = this.#machine?.verdict ?? null;
+    const voicemail = this.#machine?.voicemail ?? null;
+    return {
+      ...record,
+      outbound: {
+        campaign: outbound.campaignId,
+        contact: outbound.contact,
+        attempt: outbound.attemptId,
+        answeredBy: verdict === null ? null : verdict.verdict === 'fax' ? 'machine' : verdict.verdict,
+        amdVerdict: verdict?.raw ?? null,
+        ...(voicemail ? { voicemail } : {}),
+      },
+    };
+  }
+
+  /**
+   * Tells every listener, on the call's clock (no closure per frame); one that throws is removed,
+   * never the call's problem.
+   */
+  #tell(event: keyof CallAudioListener, audio: Buffer | null, clockMs: number): void {
+    const listeners = this.#listeners;
+    if (listeners === null) return;
+    const atMs = clockMs - this.#startedAtMs;
+    for (const listener of listeners) {
+      try {
+        if (event === 'truncated') listener.truncated(atMs);
+        else listener[event](audio!, atMs);
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message }, 'an audio listener failed: removed');
+        this.#unlisten(listener);
       }
-    }
-    if (this.#callerSpeechEndedAt !== null) {
-      const waitedMs = now - this.#callerSpeechEndedAt;
-      this.#callerSpeechEndedAt = null;
-      this.#log.perceived(waitedMs);
-      metrics.perceivedLatency.observe(waitedMs / 1000);
     }
   }
 
-  #observeAgentLatency(message: Extract<AgentServerMessage, { type: 'AgentStartedSpeaking' }>): void {
-    const { agentReportedLatency } = this.#deps.metrics;
-    for (const [kind, value] of [
-      ['total', message.total_latency],
-      ['tts', message.tts_latency],
-      ['ttt', message.ttt_latency],
-    ] as const) {
-      if (typeof value === 'number' && Number.isFinite(value) && value >= 0) {
-        agentReportedLatency.observe({ kind }, value);
-      }
-    }
-    if (typeof message.total_latency === 'number' && Number.isFinite(message.total_latency)) {
-      this.#log.agentReported(message.total_latency * 1000);
-    }
+  #unlisten(listener: CallAudioListener): void {
+    const rest = this.#listeners?.filter((l) => l !== listener) ?? [];
+    this.#listeners = rest.length === 0 ? null : rest;
+    if (this.#listeners === null) this.#downlink.tap(null);
   }
 }

@@ -15,9 +15,14 @@ import { DEFAULT_REDIS_KEY_PREFIX } from '../store/redis.js';
 import { fleetLiveCalls } from './fleet-calls.js';
 import { DEFAULT_FLEET_TIMING, type FleetTiming, fleetKeys } from './keys.js';
 import { LiveDirectory } from './live-directory.js';
+import { LiveFeed } from './live-feed.js';
 import { localLiveCalls } from './local-calls.js';
 import { connectFleetRedis } from './redis-clients.js';
 import { FleetRelay } from './relay.js';
+
+/** A followed live-calls feed reads the directory at least this often, and at most once per change burst. */
+const LIVE_REFRESH_MS = 2_000;
+const LIVE_COALESCE_MS = 100;
 
 export interface FleetDeps {
   config: Pick<Config, 'instanceId' | 'region' | 'redisUrl' | 'redisKeyPrefix'>;
@@ -39,6 +44,8 @@ export interface Fleet {
   releaseRemotePrewarm(stream: ForeignStream): void;
   /** Whether the shared store answers; new calls are declined while it does not. */
   storeReachable(): boolean;
+  /** The live calls of the whole deployment as they start, change and end (one per instance). */
+  live: LiveFeed;
   close(): Promise<void>;
 }
 
@@ -46,12 +53,22 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
   const { config, registry, events } = deps;
   const local = localLiveCalls({ registry, instance: config.instanceId, region: config.region });
   if (!config.redisUrl) {
+    const live = new LiveFeed({
+      list: local.list,
+      refreshEveryMs: LIVE_REFRESH_MS,
+      coalesceMs: LIVE_COALESCE_MS,
+    });
+    const unwatchLocal = registry.watch(() => live.changed());
     return {
       calls: local,
+      live,
       feed: events,
       releaseRemotePrewarm: () => {},
       storeReachable: () => true,
-      close: async () => {},
+      close: async () => {
+        unwatchLocal();
+        live.close();
+      },
     };
   }
 
@@ -107,8 +124,25 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
     await redis.close();
     throw err;
   }
+  const live = new LiveFeed({
+    list: () => directory.list(),
+    refreshEveryMs: Math.max(LIVE_REFRESH_MS, timing.heartbeatMs),
+    coalesceMs: LIVE_COALESCE_MS,
+    onError: (err) => logger.warn({ err: err.message }, 'the live-calls feed cannot read the directory'),
+  });
+  // Every instance says when its calls changed; consoles here then read the directory once.
+  redis.subscriber.on('message', (channel: string) => {
+    if (channel === keys.liveChanged) live.changed();
+  });
+  await redis.subscriber.subscribe(keys.liveChanged);
   // The directory follows calls as they start and end, between beats too.
-  const unwatch = registry.watch(() => void directory.beat());
+  const unwatch = registry.watch(() => {
+    void directory.beat().then(() =>
+      redis.commands.publish(keys.liveChanged, config.instanceId).catch(() => {
+        // Redis away: consoles elsewhere see the change at their next refresh.
+      }),
+    );
+  });
   // Every event of a call carried here goes out on the call's channel, for observers elsewhere.
   const untap = events.tap((callSid, event) => relay.publishEvent(callSid, event));
 
@@ -142,8 +176,10 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
         );
     },
     storeReachable: () => directory.healthy && redis.commands.status === 'ready',
+    live,
     async close() {
       unwatch();
+      live.close();
       untap();
       relay.close();
       await directory.stop();

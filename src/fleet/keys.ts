@@ -8,12 +8,16 @@
 //                                                             members silent for an hour are pruned
 //   fleet:inbox:<instance>  pub/sub channel: controls, pre-warm releases and replies to that instance
 //   fleet:events:<callSid>  pub/sub channel: the call's events, for observers on other instances
+//   fleet:live-changed      pub/sub channel: an instance's live calls changed (the consoles' feed)
+//   fleet:listen:<callSid>  pub/sub channel: a call's audio for listen-in on other instances
 
 export interface FleetKeys {
   liveCalls(instance: string): string;
   instances: string;
   inbox(instance: string): string;
   events(callSid: string): string;
+  liveChanged: string;
+  listen(callSid: string): string;
 }
 
 export function fleetKeys(prefix: string): FleetKeys {
@@ -22,6 +26,8 @@ export function fleetKeys(prefix: string): FleetKeys {
     instances: `${prefix}fleet:instances`,
     inbox: (instance) => `${prefix}fleet:inbox:${instance}`,
     events: (callSid) => `${prefix}fleet:events:${callSid}`,
+    liveChanged: `${prefix}fleet:live-changed`,
+    listen: (callSid) => `${prefix}fleet:listen:${callSid}`,
   };
 }
 

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { MediaFormat } from '../../src/audio/format.js';
 import type { DownlinkRules } from '../../src/call/carrier-port.js';
 import { realClock } from '../../src/call/clock.js';
-import { Downlink } from '../../src/call/downlink.js';
+import { Downlink, type DownlinkTap, MAX_PACED_MS } from '../../src/call/downlink.js';
 import { type FakeLeg, fakeLeg } from '../helpers/call-fakes.js';
 
 const MULAW_8K: MediaFormat = { encoding: 'mulaw', sampleRate: 8000, channels: 1 };
@@ -260,5 +260,89 @@ describe('what the caller heard', () => {
     expect(done).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     expect(done).toBe(true);
+  });
+});
+
+describe('the pacing queue is bounded', () => {
+  it('cuts a reply longer than the bound at a frame, counts what was dropped, and sends the next reply whole', async () => {
+    // Invariant: a paced carrier's queue never holds more than MAX_PACED_MS of agent audio, however
+    // long and however fast the agent's reply comes.
+    let dropped = 0;
+    const d = new Downlink({
+      leg,
+      rules: VONAGE,
+      format: L16_16K,
+      clock: realClock,
+      counts,
+      onPacedDropped: (n) => (dropped += n),
+    });
+    const bytesPerMs = 32; // 16-bit PCM at 16 kHz
+    const boundBytes = MAX_PACED_MS * bytesPerMs;
+    d.replyStarted();
+    // Five seconds past the bound, sent at once as an agent does; then a tail after the cut.
+    for (let i = 0; i < (MAX_PACED_MS + 5_000) / 1_000; i++) d.audio(bytes(1_000 * bytesPerMs, 0x22));
+    d.audio(bytes(640, 0x33));
+    // Held: the bound, plus what the pace already let through to the carrier.
+    expect(d.pendingMs()).toBeLessThanOrEqual(MAX_PACED_MS + VONAGE.paceAheadMs!);
+    d.replyDone();
+    await vi.advanceTimersByTimeAsync(MAX_PACED_MS + 2_000);
+    // What the caller got is the reply's start, whole and unbroken, then its end mark; the rest
+    // (the tail after the cut included) was dropped and counted.
+    const sent = leg.audio();
+    expect(sent.length).toBeGreaterThanOrEqual(boundBytes);
+    expect(sent.length).toBeLessThanOrEqual(boundBytes + VONAGE.paceAheadMs! * bytesPerMs + 640);
+    expect(sent.every((b) => b === 0x22)).toBe(true);
+    expect(sent.length + dropped).toBe((MAX_PACED_MS + 5_000) * bytesPerMs + 640);
+    expect(kinds().at(-1)).toBe('mark');
+    const boundSent = sent.length;
+
+    d.replyStarted();
+    d.audio(bytes(640 * 2, 0x44));
+    d.replyDone();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(leg.audio().subarray(boundSent).equals(bytes(1280, 0x44))).toBe(true);
+  });
+
+  it("does not bound the bridge's own audio, which is one buffer already in memory", async () => {
+    let dropped = 0;
+    const d = new Downlink({
+      leg,
+      rules: VONAGE,
+      format: L16_16K,
+      clock: realClock,
+      counts,
+      onPacedDropped: (n) => (dropped += n),
+    });
+    const voicemail = bytes((MAX_PACED_MS + 10_000) * 32, 0x55);
+    d.play(voicemail);
+    await vi.advanceTimersByTimeAsync(MAX_PACED_MS + 11_000);
+    expect(dropped).toBe(0);
+    expect(leg.audio().equals(voicemail)).toBe(true);
+  });
+});
+
+describe('the tap for a listener on the call audio', () => {
+  it('tells each message sent with the time it starts to play, and the barge-in that truncates it', async () => {
+    const d = downlink(TWILIO);
+    const told: Array<[string, number, number]> = [];
+    const tap: DownlinkTap = {
+      played: (audio, atMs) => told.push(['played', audio.length, atMs]),
+      truncated: (atMs) => told.push(['truncated', 0, atMs]),
+    };
+    const t0 = performance.now();
+    d.tap(tap);
+    d.replyStarted();
+    d.audio(bytes(800)); // 100 ms
+    d.audio(bytes(800)); // queued behind it
+    await vi.advanceTimersByTimeAsync(150);
+    d.bargeIn();
+    d.tap(null);
+    d.replyStarted();
+    d.audio(bytes(160));
+    expect(told).toEqual([
+      ['played', 800, t0],
+      ['played', 800, t0 + 100],
+      ['truncated', 0, t0 + 150],
+    ]);
   });
 });

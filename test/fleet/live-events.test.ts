@@ -1,0 +1,87 @@
+// A console on one instance sees the calls of every instance sharing the store start and end, from
+// one directory read per change on its own instance, however many consoles are open. Needs Redis.
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
+import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { type EventReader, readEvents } from '../helpers/sse.js';
+import type { CarrierStreamClient } from '../helpers/twilio-carrier.js';
+import { liveTwilioCall } from '../admin/live-call.js';
+
+const hasRedis = await redisAvailable();
+if (!hasRedis) console.warn(`skipping test/fleet/live-events.test.ts: no Redis answers at ${REDIS_URL}`);
+
+const ADMIN_TOKEN = 'fleet-live-events-admin-token-0123';
+let agent: FakeAgent;
+let prefix: string;
+let a: TestServer;
+let b: TestServer;
+const streams: CarrierStreamClient[] = [];
+const readers: EventReader[] = [];
+
+const startInstance = (name: string) =>
+  startServer({
+    AGENT_URL: agent.url,
+    AGENT_API_KEY: 'key',
+    ADMIN_TOKEN,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: prefix,
+    INSTANCE_ID: name,
+    STREAM_TOKEN_SECRET: 'fleet-live-events-stream-secret-0000',
+  });
+
+beforeEach(async () => {
+  if (!hasRedis) return;
+  prefix = `cbtest-live-${randomBytes(4).toString('hex')}:`;
+  agent = await startFakeAgent({ autoApply: true });
+  a = await startInstance('live-a');
+  b = await startInstance('live-b');
+});
+afterEach(async () => {
+  if (!hasRedis) return;
+  for (const reader of readers.splice(0)) reader.close();
+  for (const stream of streams.splice(0)) stream.ws.terminate();
+  await a?.close();
+  await b?.close();
+  await agent?.close();
+  await deleteKeys(prefix);
+});
+
+describe.skipIf(!hasRedis)('live events across a fleet', () => {
+  it("shows a console on one instance the other instance's calls as they start and end", async () => {
+    const consoles = await Promise.all(
+      [1, 2, 3].map(() =>
+        readEvents(`${b.baseUrl}/v1/calls/live/events`, { authorization: `Bearer ${ADMIN_TOKEN}` }),
+      ),
+    );
+    readers.push(...consoles);
+    for (const reader of consoles) await expect.poll(() => reader.events[0]?.event).toBe('snapshot');
+
+    const readsBefore = b.app.callbridge.fleet.live.reads;
+    const live = await liveTwilioCall(a);
+    streams.push(live.stream);
+    for (const reader of consoles) {
+      await expect
+        .poll(() => reader.events.find((e) => e.event === 'started')?.data)
+        .toMatchObject({ callSid: live.callSid, instance: 'live-a' });
+    }
+    const hangup = await fetch(`${b.baseUrl}/v1/calls/${live.callSid}/hangup`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(hangup.status).toBe(200);
+    for (const reader of consoles) {
+      await expect
+        .poll(() => reader.events.find((e) => e.event === 'ended')?.data)
+        .toEqual({
+          callSid: live.callSid,
+        });
+    }
+    // Three consoles, one feed: the directory reads did not triple (a few per change and heartbeat).
+    const reads = b.app.callbridge.fleet.live.reads - readsBefore;
+    expect(reads).toBeGreaterThan(0);
+    expect(b.app.callbridge.fleet.live.followers).toBe(3);
+    expect(reads).toBeLessThan(20);
+  });
+});
