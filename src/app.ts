@@ -14,6 +14,7 @@ import { registerCallAdminRoutes } from './admin/calls.js';
 import { registerCampaignAdminRoutes } from './admin/campaigns.js';
 import { registerDncAdminRoutes } from './admin/dnc.js';
 import { registerLiveCallAdminRoutes } from './admin/live-calls.js';
+import { registerListenRoutes } from './admin/listen.js';
 import { registerLiveEventRoutes } from './admin/live-events.js';
 import { registerAuditRoutes } from './admin/audit.js';
 import { consoleFiles } from './admin/console-files.js';
@@ -375,6 +376,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
           (scope) => registerCallAdminRoutes(scope, { store: deps.store, live: fleet.calls }),
           (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls }),
+          (scope) => registerListenRoutes(scope, { listening: fleet.listening }),
           (scope) =>
             registerLiveEventRoutes(scope, {
               live: fleet.live,

@@ -47,6 +47,11 @@ switch (command) {
       process.exitCode = await campaignBenchCommand(args.slice(1));
       break;
     }
+    if (args[0] === 'console') {
+      const { consoleBenchCommand } = await import('./bench/console.js');
+      process.exitCode = await consoleBenchCommand(args.slice(1));
+      break;
+    }
     if (args[0] === 'gateway') {
       const { gatewayBenchCommand } = await import('./bench/gateway.js');
       process.exitCode = await gatewayBenchCommand(args.slice(1));

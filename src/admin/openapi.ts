@@ -33,7 +33,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       const role = (route.config as { role?: string } | undefined)?.role;
       const documented = {
         ...schema,
-        ...(hidden ? { hide: true } : {}),
+        // Listen-in is a WebSocket route, which @fastify/websocket hides; it is part of the API.
+        hide: hidden,
         ...(role && !hidden ? { description: `Role: ${role}.` } : {}),
       };
       return { schema: documented, url };

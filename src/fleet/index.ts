@@ -15,6 +15,7 @@ import { DEFAULT_REDIS_KEY_PREFIX } from '../store/redis.js';
 import { fleetLiveCalls } from './fleet-calls.js';
 import { DEFAULT_FLEET_TIMING, type FleetTiming, fleetKeys } from './keys.js';
 import { LiveDirectory } from './live-directory.js';
+import { type CallListening, localListening } from './listen.js';
 import { LiveFeed } from './live-feed.js';
 import { localLiveCalls } from './local-calls.js';
 import { connectFleetRedis } from './redis-clients.js';
@@ -46,6 +47,8 @@ export interface Fleet {
   storeReachable(): boolean;
   /** The live calls of the whole deployment as they start, change and end (one per instance). */
   live: LiveFeed;
+  /** Listen-in on a live call. */
+  listening: CallListening;
   close(): Promise<void>;
 }
 
@@ -62,6 +65,7 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
     return {
       calls: local,
       live,
+      listening: localListening(registry),
       feed: events,
       releaseRemotePrewarm: () => {},
       storeReachable: () => true,
@@ -177,6 +181,7 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
     },
     storeReachable: () => directory.healthy && redis.commands.status === 'ready',
     live,
+    listening: localListening(registry),
     async close() {
       unwatch();
       live.close();
