@@ -81,8 +81,22 @@ describe.skipIf(missing !== null)('the console in Chromium', () => {
 
   it('shows a live simulated call as it starts, plays its audio on Listen, and hangs it up', async () => {
     const phrase = readFileSync(join(ROOT, 'assets', 'phrases', 'caller-order.ulaw'));
-    // The caller stays on the line until the console hangs up.
-    const call = placeCall({ server: server.baseUrl, audio: phrase, from: CALLER, holdMs: 120_000 });
+    // The caller stays on the line until the console hangs up; by then the caller has spoken and
+    // the agent has answered, so the call's page has both sides to show.
+    let callerSpoke = false;
+    let agentReplied: () => void = () => {};
+    const replied = new Promise<void>((resolve) => (agentReplied = resolve));
+    const call = placeCall({
+      server: server.baseUrl,
+      audio: phrase,
+      from: CALLER,
+      holdMs: 120_000,
+      onEvent: (event) => {
+        if (event.type !== 'transcript') return;
+        if (event.role === 'user') callerSpoke = true;
+        else if (callerSpoke) agentReplied();
+      },
+    });
     const row = page
       .getByRole('region', { name: 'Calls in progress' })
       .getByRole('row', { name: new RegExp(`\\${CALLER}`) });
@@ -100,11 +114,12 @@ describe.skipIf(missing !== null)('the console in Chromium', () => {
     const phone = await browser.newPage({ width: 390, height: 844 });
     await phone.goto(`${server.baseUrl}/console`);
     await phone.getByRole('region', { name: 'Calls in progress' }).waitFor();
+    await phone.screenshot({ path: join(SCREENSHOTS, 'console-live-calls-phone.png') });
     // Nothing but the table's own scroller is wider than the phone.
     expect(await phone.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
-    await phone.screenshot({ path: join(SCREENSHOTS, 'console-live-calls-phone.png') });
     await phone.close();
 
+    await replied;
     await row.getByRole('button', { name: 'Hang up' }).click();
     const result = await call;
     endedCallSid = result.callSid;
