@@ -15,7 +15,7 @@ import { DEFAULT_REDIS_KEY_PREFIX } from '../store/redis.js';
 import { fleetLiveCalls } from './fleet-calls.js';
 import { DEFAULT_FLEET_TIMING, type FleetTiming, fleetKeys } from './keys.js';
 import { LiveDirectory } from './live-directory.js';
-import { type CallListening, localListening } from './listen.js';
+import { type CallListening, fleetListening, localListening } from './listen.js';
 import { LiveFeed } from './live-feed.js';
 import { localLiveCalls } from './local-calls.js';
 import { connectFleetRedis } from './redis-clients.js';
@@ -88,6 +88,17 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
     localCalls: local.listNow,
     logger,
   });
+  const listening = fleetListening({
+    local: localListening(registry),
+    commands: redis.commands,
+    subscriber: redis.subscriber,
+    keys,
+    ownerOf: async (callSid) => {
+      const entry = (await directory.list()).find((call) => call.callSid === callSid);
+      return entry && entry.instance !== config.instanceId ? entry.instance : null;
+    },
+    ask: (instance, callSid) => relay.tell(instance, { type: 'listen', callSid }),
+  });
   const relay = new FleetRelay({
     commands: redis.commands,
     subscriber: redis.subscriber,
@@ -118,6 +129,9 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
           const outcome = await local.transfer(message.callSid, message.target);
           return outcome.ok ? { ok: true } : { ok: false, reason: outcome.reason, message: outcome.message };
         }
+        case 'listen':
+          listening.relayFrom(message.callSid);
+          return null;
       }
     },
   });
@@ -181,7 +195,7 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
     },
     storeReachable: () => directory.healthy && redis.commands.status === 'ready',
     live,
-    listening: localListening(registry),
+    listening,
     async close() {
       unwatch();
       live.close();

@@ -6,6 +6,7 @@ export type InboxMessage =
   | { type: 'hangup'; id: string; from: string; callSid: string }
   | { type: 'transfer'; id: string; from: string; callSid: string; target: string }
   | { type: 'release_prewarm'; carrier: string; callSid: string }
+  | { type: 'listen'; callSid: string }
   | { type: 'reply'; id: string; ok: boolean; reason?: string; message?: string };
 
 export interface RelayedEvent {
@@ -47,6 +48,8 @@ export function parseInboxMessage(text: string): InboxMessage | null {
       return isField(m.carrier) && isField(m.callSid)
         ? { type: 'release_prewarm', carrier: m.carrier, callSid: m.callSid }
         : null;
+    case 'listen':
+      return isField(m.callSid) ? { type: 'listen', callSid: m.callSid } : null;
     case 'reply':
       if (!isField(m.id) || typeof m.ok !== 'boolean') return null;
       return {

@@ -161,7 +161,7 @@ export class FleetRelay {
     } catch (err) {
       reply = { ok: false, reason: 'refused', message: (err as Error).message };
     }
-    if (reply === null || message.type === 'release_prewarm') return;
+    if (reply === null || message.type === 'release_prewarm' || message.type === 'listen') return;
     const answer: Reply = { type: 'reply', id: message.id, ...reply };
     await this.#deps.commands
       .publish(this.#deps.keys.inbox(message.from), JSON.stringify(answer))

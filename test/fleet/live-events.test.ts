@@ -7,6 +7,8 @@ import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { type EventReader, readEvents } from '../helpers/sse.js';
 import type { CarrierStreamClient } from '../helpers/twilio-carrier.js';
+import WebSocket from 'ws';
+import { decodeMulaw } from '../../src/audio/codec.js';
 import { liveTwilioCall } from '../admin/live-call.js';
 
 const hasRedis = await redisAvailable();
@@ -83,5 +85,37 @@ describe.skipIf(!hasRedis)('live events across a fleet', () => {
     expect(reads).toBeGreaterThan(0);
     expect(b.app.callbridge.fleet.live.followers).toBe(3);
     expect(reads).toBeLessThan(20);
+  });
+
+  it('relays listen-in from the instance carrying the call to a console on the other', async () => {
+    // The audio heard on b is the audio the carrier sent to a, byte for byte once decoded.
+    const live = await liveTwilioCall(a);
+    streams.push(live.stream);
+    const socket = new WebSocket(`${b.baseUrl.replace('http', 'ws')}/v1/calls/${live.callSid}/listen`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    const texts: Record<string, unknown>[] = [];
+    const audio: Buffer[] = [];
+    const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+    socket.on('message', (data: Buffer, isBinary: boolean) => {
+      if (isBinary) audio.push(Buffer.from(data));
+      else texts.push(JSON.parse(data.toString('utf8')) as Record<string, unknown>);
+    });
+    await expect.poll(() => texts[0]).toMatchObject({ type: 'format', sampleRate: 8000, channels: 2 });
+    const sent = [1, 2, 3].map((n) => Buffer.from(Array.from({ length: 160 }, (_, i) => (n * 37 + i) % 256)));
+    for (const payload of sent) live.stream.media(payload);
+    const expected = decodeMulaw(Buffer.concat(sent));
+    const left = () => {
+      const all = Buffer.concat(audio);
+      return Array.from({ length: all.length / 4 }, (_, i) => all.readInt16LE(i * 4));
+    };
+    await expect.poll(() => left().length).toBe(expected.length);
+    expect(left()).toEqual([...expected]);
+    await fetch(`${b.baseUrl}/v1/calls/${live.callSid}/hangup`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(await closed).toBe(1000);
+    expect(texts.at(-1)).toEqual({ type: 'end' });
   });
 });

@@ -96,7 +96,6 @@ export interface ApiKey {
   name: string;
   role: Role;
   createdAt: string;
-  lastUsedAt?: string | null;
 }
 
 export interface AuditEntry {

@@ -40,7 +40,8 @@ export function DncScreen() {
         onSubmit={(event) => {
           event.preventDefault();
           setCursor(undefined);
-          setQ(search.trim());
+          // The list is searched by digits (a leading + allowed); spaces and dashes are dropped.
+          setQ(search.trim().replace(/(?!^\+)[^\d]/g, ''));
         }}
       >
         <label for="dnc-search">Search numbers</label>

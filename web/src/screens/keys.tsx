@@ -73,7 +73,6 @@ export function KeysScreen() {
                 <th scope="col">Name</th>
                 <th scope="col">Role</th>
                 <th scope="col">Created</th>
-                <th scope="col">Last used</th>
                 <th scope="col">Actions</th>
               </tr>
             </thead>
@@ -83,7 +82,6 @@ export function KeysScreen() {
                   <th scope="row">{key.name}</th>
                   <td>{key.role}</td>
                   <td>{dateTime(key.createdAt)}</td>
-                  <td>{dateTime(key.lastUsedAt)}</td>
                   <td>
                     <button
                       type="button"
