@@ -124,6 +124,8 @@ describe.skipIf(missing !== null)('the console in Chromium', () => {
     const result = await call;
     endedCallSid = result.callSid;
     expect(result.endReason).not.toBe('caller-hangup');
+    // The listen socket ends with the call, and the page says so.
+    await until(textOf(status), (text) => /^The call \S+ ended/.test(text), 'listening ending with the call');
     await until(
       () => row.count(),
       (n) => n === 0,
