@@ -85,6 +85,7 @@ export function LiveCallsScreen() {
             <thead>
               <tr>
                 <th scope="col">Call</th>
+                {canControl && <th scope="col">Actions</th>}
                 <th scope="col">From</th>
                 <th scope="col">To</th>
                 <th scope="col">Direction</th>
@@ -92,7 +93,6 @@ export function LiveCallsScreen() {
                 <th scope="col">Time</th>
                 <th scope="col">Campaign</th>
                 <th scope="col">Instance</th>
-                {canControl && <th scope="col">Actions</th>}
               </tr>
             </thead>
             <tbody>
@@ -101,19 +101,6 @@ export function LiveCallsScreen() {
                   <th scope="row" class="mono">
                     {call.callSid}
                   </th>
-                  <td>{call.from}</td>
-                  <td>{call.to}</td>
-                  <td>{call.direction}</td>
-                  <td>{call.carrier}</td>
-                  <td>{clock(now - Date.parse(call.startedAt))}</td>
-                  <td>
-                    {call.campaign ? (
-                      <a href={`/console/campaigns/${call.campaign}`}>{call.campaign}</a>
-                    ) : (
-                      '—'
-                    )}
-                  </td>
-                  <td>{call.instance}</td>
                   {canControl && (
                     <td>
                       <CallControls
@@ -131,6 +118,19 @@ export function LiveCallsScreen() {
                       />
                     </td>
                   )}
+                  <td>{call.from}</td>
+                  <td>{call.to}</td>
+                  <td>{call.direction}</td>
+                  <td>{call.carrier}</td>
+                  <td>{clock(now - Date.parse(call.startedAt))}</td>
+                  <td>
+                    {call.campaign ? (
+                      <a href={`/console/campaigns/${call.campaign}`}>{call.campaign}</a>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
+                  <td>{call.instance}</td>
                 </tr>
               ))}
             </tbody>
