@@ -21,6 +21,10 @@ describe('parseInboxMessage', () => {
       carrier: 'twilio',
       callSid: 'CA1',
     });
+    expect(parseInboxMessage('{"type":"listen","callSid":"CA1"}')).toEqual({
+      type: 'listen',
+      callSid: 'CA1',
+    });
     expect(parseInboxMessage('{"type":"reply","id":"r1","ok":false,"reason":"not_found"}')).toEqual({
       type: 'reply',
       id: 'r1',
@@ -40,6 +44,7 @@ describe('parseInboxMessage', () => {
     ['an empty field', '{"type":"release_prewarm","carrier":"","callSid":"CA1"}'],
     ['an oversized field', JSON.stringify({ type: 'hangup', id: 'r', from: 'a', callSid: 'C'.repeat(600) })],
     ['a reply without ok', '{"type":"reply","id":"r1"}'],
+    ['a listen request without a call', '{"type":"listen","callSid":""}'],
   ])('drops %s', (_name, text) => {
     expect(parseInboxMessage(text)).toBeNull();
   });
