@@ -157,6 +157,8 @@ describe.skipIf(missing !== null)('the console in Chromium', () => {
       const recorded = (await recording.getByLabel('Call recording').count()) > 0;
       if (recorded) {
         await recording.getByRole('link', { name: 'Download recording' }).waitFor();
+        // Both channels drawn, under the page's policy: a refused style would be a console error.
+        await recording.getByRole('img', { name: /^Waveforms/ }).waitFor();
       } else {
         await recording.getByText('This call was not recorded.').waitFor();
       }
