@@ -18,7 +18,7 @@ describe.skipIf(!hasRedis)('callbridge bench console', () => {
   beforeAll(() => {
     buildIfStale();
     dir = mkdtempSync(join(tmpdir(), 'callbridge-bench-console-test-'));
-  });
+  }, 120_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('measures the server with 0 and C consoles, every console seeing every live call', async () => {
@@ -53,7 +53,7 @@ describe.skipIf(!hasRedis)('callbridge bench console', () => {
     expect(result.idle).toMatchObject({ cpuPercentOfOneCore: expect.any(Number) });
     expect(result.followed).toMatchObject({ cpuPercentOfOneCore: expect.any(Number) });
     expect(result.views).toEqual([1, 2, 3].map(() => ({ calls: 40, missing: 0 })));
-  });
+  }, 120_000);
 
   it('refuses a bad option with exit status 2', async () => {
     const child = spawn(process.execPath, [CLI, 'bench', 'console', '--calls', '0'], {
