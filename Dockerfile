@@ -8,6 +8,8 @@ RUN apt-get update \
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY scripts ./scripts
+# The operator console's sources; the build puts it in dist/console.
+COPY web ./web
 # `npm ci` runs the `prepare` script, which is `npm run build`.
 RUN npm ci && npm prune --omit=dev
 

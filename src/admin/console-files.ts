@@ -2,7 +2,9 @@
 // /console on the admin API's own origin with a strict Content-Security-Policy: the page may load
 // nothing from anywhere else (docs/console.md). Paths without a file extension are the app's own
 // routes and get index.html. Without a build, /console says so with a 503.
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
@@ -24,13 +26,24 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** What the console's build leaves in index.html where this answer's nonce goes (web/vite.config.ts). */
+const NONCE_PLACEHOLDER = /__CSP_NONCE__/g;
+
+/**
+ * index.html's policy: the one above, with style elements carrying `nonce` allowed too. The waveform
+ * widget adds one such element in its shadow DOM (docs/console.md, "The console's files").
+ */
+export function pagePolicy(nonce: string): string {
+  return CONSOLE_CSP.replace("style-src 'self'", `style-src 'self' 'nonce-${nonce}'`);
+}
+
 const NOT_BUILT =
   'the console was not built: run `npm run build` (npm start does), then restart the server\n';
 
 export function consoleFiles(dir: string = DEFAULT_CONSOLE_DIR) {
   return async function plugin(scope: FastifyInstance): Promise<void> {
     scope.addHook('onSend', async (_req, reply, payload) => {
-      reply.header('content-security-policy', CONSOLE_CSP);
+      if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', CONSOLE_CSP);
       reply.header('x-content-type-options', 'nosniff');
       reply.header('referrer-policy', 'no-referrer');
       return payload;
@@ -53,8 +66,14 @@ export function consoleFiles(dir: string = DEFAULT_CONSOLE_DIR) {
       cacheControl: false,
     });
     const app = async (_req: unknown, reply: FastifyReply) => {
-      reply.header('cache-control', 'no-cache');
-      return reply.sendFile('index.html');
+      // A fresh nonce per answer, so a page never holds one an attacker could have read elsewhere.
+      const nonce = randomBytes(16).toString('base64');
+      const page = await readFile(join(dir, 'index.html'), 'utf8');
+      return reply
+        .header('cache-control', 'no-store')
+        .header('content-security-policy', pagePolicy(nonce))
+        .type('text/html; charset=utf-8')
+        .send(page.replace(NONCE_PLACEHOLDER, nonce));
     };
     scope.get('/console', app);
     scope.get('/console/', app);

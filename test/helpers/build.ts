@@ -14,7 +14,15 @@ export function buildIfStale(): void {
     const built = statSync(output, { throwIfNoEntry: false });
     return built === undefined || built.mtimeMs < statSync(join(ROOT, 'src', file)).mtimeMs;
   });
-  if (!stale) return;
+  if (!stale) {
+    // The console has its own inputs (web/); its build script skips itself when they are older.
+    const consoleBuild = spawnSync(process.execPath, ['scripts/build-console.mjs'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    if (consoleBuild.status !== 0) throw new Error(`the console build failed:\n${consoleBuild.stderr}`);
+    return;
+  }
   const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
   if (build.status === 0) return;
   // tsc emits despite type errors; those are the type-check's to report, the process is ours to run.
