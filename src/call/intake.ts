@@ -20,13 +20,14 @@ import type {
 } from './carrier-port.js';
 import type { MachineVerdicts } from './machine-verdicts.js';
 import { mediaUrl } from './media-url.js';
-import { observerToken } from './observer.js';
+import { issueObserverToken } from './observer.js';
 import { MAX_SEALED_CONTEXT_CHARS, type OutboundContext, openOutboundContext } from './outbound-context.js';
 import { DECLINE_AUDIO_PATH } from './prompt-routes.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
 import type { PendingStreams } from './pending-streams.js';
 import type { CallRegistry } from './registry.js';
 import { issueStreamToken } from './stream-token.js';
+import { allowanceOf, type RequestAllowance, trustOf } from './trust.js';
 
 export interface IntakeDeps {
   config: Config;
@@ -114,7 +115,15 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       return admission;
     },
 
+    allowance(verified: boolean): RequestAllowance {
+      return allowanceOf(verified);
+    },
+
     prepare(call: CallAnnouncement): PreparedCall {
+      const allowed = allowanceOf(call.verified);
+      if (call.context !== undefined && !allowed.outboundContext) {
+        throw new RangeError('an unverified request cannot name an outbound context');
+      }
       if (call.context !== undefined && call.context.length > MAX_CONTEXT_CHARS) {
         throw new RangeError(`call context longer than ${MAX_CONTEXT_CHARS} characters`);
       }
@@ -141,16 +150,32 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
         },
         config.streamTokenTtlMs,
       );
-      prewarm(call, profile, outbound);
-      deps.pending?.expect(prewarmKey(call.carrier, call.callSid), config.streamTokenTtlMs);
+      // Only a verified announcement may spend an agent session, or hold a slot (and a drain) for
+      // its stream: anything else waits until its stream presents the token.
+      if (allowed.prewarm) {
+        prewarm(call, profile, outbound);
+        deps.pending?.expect(prewarmKey(call.carrier, call.callSid), config.streamTokenTtlMs);
+      }
       deps.logger.info(
-        { carrier: call.carrier, callSid: call.callSid, profile, direction: call.direction },
+        {
+          carrier: call.carrier,
+          callSid: call.callSid,
+          profile,
+          direction: call.direction,
+          trust: trustOf(call.verified),
+        },
         'call prepared',
       );
       return {
         token,
         mediaUrl: mediaUrl(config.publicUrl, call.carrier, config.instanceId, token),
-        observerToken: observerToken(config.streamTokenSecret, call.callSid),
+        observerToken: allowed.observerToken
+          ? issueObserverToken(
+              config.streamTokenSecret,
+              { carrier: call.carrier, callSid: call.callSid },
+              config.streamTokenTtlMs,
+            )
+          : null,
         profile,
       };
     },
@@ -170,7 +195,8 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       metrics.carrierRequestsRejected.inc({ carrier, reason });
     },
 
-    outboundContext(sealed: unknown): OutboundContext | null {
+    outboundContext(sealed: unknown, verified: boolean): OutboundContext | null {
+      if (!allowanceOf(verified).outboundContext) return null;
       return openOutboundContext(config.streamTokenSecret, sealed);
     },
 

@@ -104,6 +104,7 @@ describe('telnyx outbound: the answer', () => {
         to: '+15550002222',
         direction: 'outbound',
         mediaFormat: { encoding: 'mulaw', sampleRate: 8000, channels: 1 },
+        verified: true,
         context: SEALED,
       },
     ]);
