@@ -4,7 +4,12 @@
 // carriers' status words become the dialer's outcomes.
 import type { CarrierCallState } from './carriers/call-status.js';
 import type { CallPlacer } from './carriers/placer.js';
-import { type OutboundAmd, type OutboundContext, sealOutboundContext } from './call/outbound-context.js';
+import {
+  OUTBOUND_CONTEXT_TTL_MS,
+  type OutboundAmd,
+  type OutboundContext,
+  sealOutboundContext,
+} from './call/outbound-context.js';
 import { BadRequestError } from './errors.js';
 import type { CarrierCallStatus, OriginateRequest, Originator } from './outbound/ports.js';
 import { parseAttemptId } from './store/campaign-records.js';
@@ -82,7 +87,10 @@ export function composeOriginator(placers: readonly CallPlacer[], secret: string
       variables: call.variables,
       amd: call.amd,
     };
-    const sealed = sealOutboundContext(secret, context);
+    const sealed = sealOutboundContext(secret, context, {
+      carrier: placer.carrier,
+      expiresAtMs: Date.now() + OUTBOUND_CONTEXT_TTL_MS,
+    });
     const { callSid } = await placer.place({
       to: call.to,
       from: call.from,

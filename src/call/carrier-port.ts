@@ -136,9 +136,10 @@ export interface CallIntake {
   refused(carrier: string, reason: string): void;
   /**
    * The outbound context a carrier brought back (webhook URL, client state); null if this server did
-   * not seal it, or the request was not verified (an unverified request reads no context).
+   * not seal it for that carrier, it expired, or the request was not verified (an unverified request
+   * reads no context).
    */
-  outboundContext(sealed: unknown, verified: boolean): OutboundContext | null;
+  outboundContext(carrier: string, sealed: unknown, verified: boolean): OutboundContext | null;
   /**
    * An outbound call's own id, from a callback that carries its context, for a carrier whose answer
    * to the request to place the call named the request rather than the call (Plivo's request UUID):

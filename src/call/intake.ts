@@ -128,7 +128,9 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
         throw new RangeError(`call context longer than ${MAX_CONTEXT_CHARS} characters`);
       }
       const outbound =
-        call.context === undefined ? null : openOutboundContext(config.streamTokenSecret, call.context);
+        call.context === undefined
+          ? null
+          : openOutboundContext(config.streamTokenSecret, call.context, { carrier: call.carrier });
       if (call.context !== undefined && outbound === null)
         throw new RangeError('call context not sealed here');
       // An outbound call speaks with the profile it was placed with; an inbound one with its number's.
@@ -195,9 +197,9 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       metrics.carrierRequestsRejected.inc({ carrier, reason });
     },
 
-    outboundContext(sealed: unknown, verified: boolean): OutboundContext | null {
+    outboundContext(carrier: string, sealed: unknown, verified: boolean): OutboundContext | null {
       if (!allowanceOf(verified).outboundContext) return null;
-      return openOutboundContext(config.streamTokenSecret, sealed);
+      return openOutboundContext(config.streamTokenSecret, sealed, { carrier });
     },
 
     outboundCallIdentified(carrier: string, context: OutboundContext, callSid: string): void {

@@ -116,12 +116,12 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
     const kept = opts.placer?.contextOf?.(callSid) ?? null;
     if (kept !== null) return kept;
     if (!claimed) return '';
-    return intake.outboundContext(field, verified) === null ? null : field;
+    return intake.outboundContext(CARRIER, field, verified) === null ? null : field;
   }
 
   /** A final status callback of an outbound call counts once Exotel's API says the same call ended. */
   async function confirmFinalStatus(req: FastifyRequest, callSid: string, sealed: string, params: Params) {
-    const context = intake.outboundContext(sealed, true);
+    const context = intake.outboundContext(CARRIER, sealed, true);
     const placer = opts.placer;
     if (context === null || !placer) return;
     let state;

@@ -151,7 +151,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     const callSid = callUuid(params);
     // An outbound call's context rides on the answer URL it was placed with (signed with it).
     const context = answerContext(req.url);
-    const opened = context === undefined ? null : intake.outboundContext(context, verified);
+    const opened = context === undefined ? null : intake.outboundContext('plivo', context, verified);
     if (context !== undefined && opened === null) {
       intake.refused('plivo', 'bad_context');
       throw new BadRequestError('the call context in this URL is not valid');
@@ -195,7 +195,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     const sealed =
       queryAt === -1 ? null : new URLSearchParams(req.url.slice(queryAt + 1)).get(PLIVO_CONTEXT_PARAM);
     if (sealed === null) return undefined;
-    const context = intake.outboundContext(sealed, verified);
+    const context = intake.outboundContext('plivo', sealed, verified);
     if (context === null) {
       intake.refused('plivo', 'bad_context');
       throw new BadRequestError('the call context in this URL is not valid');

@@ -206,7 +206,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
   ): { sealed: string; context: OutboundContext } | undefined {
     const sealed = decodeClientState(call.clientState)?.ctx;
     if (sealed === undefined) return undefined;
-    const context = intake.outboundContext(sealed, true);
+    const context = intake.outboundContext('telnyx', sealed, true);
     if (context === null) {
       throw refusal(
         `telnyx ${webhook.eventType}: the call context in client_state is not valid`,

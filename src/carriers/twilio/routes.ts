@@ -118,7 +118,7 @@ export function twilioRoutes(
   ): { sealed: string; context: OutboundContext } | undefined => {
     const sealed = (req.query as Record<string, unknown> | undefined)?.[TWILIO_CONTEXT_PARAM];
     if (sealed === undefined) return undefined;
-    const context = intake.outboundContext(sealed, verified);
+    const context = intake.outboundContext('twilio', sealed, verified);
     if (context === null || typeof sealed !== 'string') {
       intake.refused('twilio', 'bad_context');
       throw new BadRequestError('the call context in this URL is not valid');

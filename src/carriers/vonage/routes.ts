@@ -142,7 +142,7 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
     // Our own outbound calls name themselves on the answer URL they were created with (adapter.ts).
     const outbound = text(query, 'direction', 16) === 'outbound';
     const context = outbound ? text(query, 'context', MAX_CONTEXT_CHARS) : '';
-    if (context !== '' && intake.outboundContext(context, verified) === null) {
+    if (context !== '' && intake.outboundContext(CARRIER, context, verified) === null) {
       intake.refused(CARRIER, 'bad_context');
       throw new BadRequestError('the call context in this URL is not valid');
     }
@@ -201,7 +201,7 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
       // An inbound call's events are logged; the call itself is run from its media stream.
       const query = (req.query ?? {}) as Params;
       if (!Object.hasOwn(query, VONAGE_CONTEXT_PARAM)) return reply.code(204).send();
-      const context = intake.outboundContext(query[VONAGE_CONTEXT_PARAM], verified);
+      const context = intake.outboundContext(CARRIER, query[VONAGE_CONTEXT_PARAM], verified);
       if (context === null) {
         intake.refused(CARRIER, 'bad_context');
         throw new BadRequestError('the call context in this URL is not valid');

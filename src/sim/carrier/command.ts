@@ -86,6 +86,7 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
       audio,
       dialect,
       env: io.env,
+      adminToken: adminToken(io.env).value,
       holdMs: parsed.holdMs,
       waitForGreeting: parsed.waitForGreeting,
       onEvent: (event) => {

@@ -60,7 +60,7 @@ async function start(
   } = {},
 ): Promise<{ intake: FakeIntake; baseUrl: string }> {
   const intake = createFakeIntake();
-  intake.outboundContext = (sealed, verified) =>
+  intake.outboundContext = (_carrier, sealed, verified) =>
     verified && typeof sealed === 'string' && sealed.startsWith('c1.good') ? CONTEXT : null;
   const networks = opts.networks === undefined ? ['127.0.0.1/32'] : opts.networks;
   server = await startCarrierApp(

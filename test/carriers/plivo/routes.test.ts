@@ -91,7 +91,7 @@ describe('plivo answer URL', () => {
   });
 
   it('marks an outbound call as such, with the context its answer URL carries', async () => {
-    intake.outboundContext = (_sealed, verified) =>
+    intake.outboundContext = (_carrier, _sealed, verified) =>
       verified
         ? {
             attemptId: null,

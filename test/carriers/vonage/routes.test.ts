@@ -89,7 +89,7 @@ describe('vonage answer webhook', () => {
 
   it('marks our own outbound calls and carries their context', async () => {
     const { intake, baseUrl } = await start();
-    intake.outboundContext = (_sealed, verified) =>
+    intake.outboundContext = (_carrier, _sealed, verified) =>
       verified
         ? {
             attemptId: null,
