@@ -19,6 +19,7 @@ import { startLocalAgent } from './sim/agent/server.js';
 import { simulatedCallee } from './sim/callee/answer.js';
 import { TELNYX_SIM_PRIVATE_KEY_VARIABLE } from './sim/carrier/dialects/telnyx-webhooks.js';
 import { startSimulatedCarrierApi } from './sim/carrier-api/server.js';
+import { writeSimulationKeys } from './sim/carrier/simulation-keys-file.js';
 import { AnalysisService } from './speech/analysis.js';
 import { warnUnknownThinkModels } from './speech/model-check.js';
 import { agentRestBase } from './speech/models.js';
@@ -111,6 +112,10 @@ const simulatedCarrierApi =
           }),
         })
     : null;
+if (simulatedCarrierApi && simulationKeys) {
+  // `callbridge call` on this machine signs with the simulation's keys, as the carrier would.
+  writeSimulationKeys(config.dataDir, simulationKeys, carriersWithoutApi);
+}
 if (simulatedCarrierApi) {
   logger.info(
     { simulatedCarrierApi: simulatedCarrierApi.url, carriers: carriersWithoutApi },
