@@ -143,6 +143,7 @@ describe('a development server, Exotel unverified (no networks set)', () => {
       AGENT_API_KEY: 'agent-key',
       ...EXOTEL_ACCOUNT,
       EXOTEL_API_URL: exotelApi.url,
+      MAX_CALLS: '3',
     });
   }, 60_000);
 
@@ -200,5 +201,26 @@ describe('a development server, Exotel unverified (no networks set)', () => {
     expect(exotelApi.requests).toEqual([]);
     // Declines and refusals are warnings, never errors with a stack.
     expect(server.errorLogs().count).toBe(0);
+  });
+
+  it('holds no admission slot for an unverified request: thirty of them leave room for calls', async () => {
+    // Issue 19: each anonymous GET held a slot for 15 s, so 20 of them declined a signed call.
+    const before = agent.connections.length;
+    for (let i = 0; i < 30; i++) {
+      const answer = await requestExotelStream(server.baseUrl, { CallSid: newExotelSid() });
+      expect(answer.status).toBe(200);
+    }
+    // MAX_CALLS is 3, and a call is still taken and carried.
+    const callSid = newExotelSid();
+    const answer = await requestExotelStream(server.baseUrl, { CallSid: callSid });
+    expect(answer.status).toBe(200);
+    const exotel = await openExotelStream(exotelTarget(answer.url!, server.baseUrl), { callSid });
+    exotel.connected();
+    exotel.start();
+    const conn = await agent.nextConnection();
+    expect((await conn.waitFor('Settings')).type).toBe('Settings');
+    expect(agent.connections).toHaveLength(before + 1);
+    exotel.stop();
+    await exotel.closed;
   });
 });
