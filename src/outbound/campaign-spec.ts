@@ -249,6 +249,7 @@ function hasControlCharacter(text: string): boolean {
 /** Why a campaign name cannot be used, or null. */
 export function campaignNameProblem(name: string): string | null {
   if (name.trim() === '') return 'must not be blank';
-  if (hasControlCharacter(name) || BIDI_CONTROLS.test(name)) return 'must not contain control or bidirectional-override characters';
+  if (hasControlCharacter(name) || BIDI_CONTROLS.test(name))
+    return 'must not contain control or bidirectional-override characters';
   return null;
 }
