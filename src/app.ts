@@ -59,6 +59,7 @@ import { PromptAudio } from './speech/prompts.js';
 import type { DialerClock } from './outbound/clock.js';
 import { DEFAULT_DIALER_OPTIONS, type DialerOptions } from './outbound/dialer.js';
 import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
+import type { SimulationKeys } from './carriers/simulation-keys.js';
 import type { Store } from './store/store.js';
 import { openRecordingStore } from './recording/open-store.js';
 import { Recordings } from './recording/recordings.js';
@@ -100,6 +101,8 @@ export interface AppDeps {
    * answer and end calls there. Listed by `GET /` so `callbridge call` finds it.
    */
   simulatedCarrierApi?: string;
+  /** The simulated carrier's own signing keys, trusted only for carriers without credentials. */
+  simulationKeys?: SimulationKeys;
   /**
    * Tells the instance that prepared a call, whose stream arrived here instead, to close the agent
    * it pre-warmed for it. Default: nothing (one instance; the agent there expires after its TTL).
@@ -176,6 +179,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       metrics,
       claimOnce: (key, ttlMs) => deps.store.claimOnce(key, ttlMs),
       ...(deps.simulatedCarrierApi !== undefined ? { simulatedApiUrl: deps.simulatedCarrierApi } : {}),
+      ...(deps.simulationKeys ? { simulationKeys: deps.simulationKeys } : {}),
       placers,
     });
   const outboundCalls =
@@ -409,7 +413,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(carrierRoutes(carriers, intake, media));
   await app.register(promptRoutes((kind, format) => prompts.promptAudio(kind, format)));
   await app.register(
-    observerRoutes({ secret: config.streamTokenSecret, adminToken: config.adminToken, events: fleet.feed }),
+    observerRoutes({
+      secret: config.streamTokenSecret,
+      adminToken: config.adminToken,
+      events: fleet.feed,
+      standing: async (callSid, carrier) => {
+        const live = await fleet.calls.list();
+        if (live.some((call) => call.callSid === callSid && (carrier === null || call.carrier === carrier)))
+          return 'live';
+        const record = await deps.store.getCallRecord(callSid);
+        return record !== null && (carrier === null || record.carrier === carrier) ? 'ended' : 'unknown';
+      },
+      waitForCallMs: config.streamTokenTtlMs,
+    }),
   );
   await app.register(gateway.plugin);
   await app.register(consoleFiles(deps.consoleDir));

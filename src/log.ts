@@ -36,9 +36,19 @@ export function redactStreamToken(url: string): string {
   return url.replace(/^(\/media\/[^/?#]+\/[^/?#]+\/)[^/?#]+/, `$1${CENSOR}`);
 }
 
-/** Request URLs keep all but a stream token; every other redacted path is censored whole. */
+/**
+ * A request URL as logged: its path without a stream token, and no query. Carrier webhook URLs carry
+ * outbound contexts (contact variables) in their query (docs/security.md): none is logged, at any level.
+ */
+export function loggedUrl(url: string): string {
+  const queryAt = url.indexOf('?');
+  const path = redactStreamToken(queryAt === -1 ? url : url.slice(0, queryAt));
+  return queryAt === -1 ? path : `${path}?${CENSOR}`;
+}
+
+/** Request URLs keep their path but for a stream token; every other redacted path is censored whole. */
 function censor(value: unknown, path: string[]): unknown {
-  if (path[path.length - 1] === 'url' && typeof value === 'string') return redactStreamToken(value);
+  if (path[path.length - 1] === 'url' && typeof value === 'string') return loggedUrl(value);
   return CENSOR;
 }
 

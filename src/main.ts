@@ -5,6 +5,11 @@ import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import { ensureAdminToken } from './admin/token-file.js';
 import { createAgentDialer } from './agent/dialer.js';
+import {
+  carriersWithoutCredentials,
+  simulationKeysFor,
+  simulationSigningEnv,
+} from './carriers/simulation-keys.js';
 import { buildApp } from './app.js';
 import { SHUTDOWN_FAREWELL } from './call/session.js';
 import { loadConfig } from './config/load.js';
@@ -14,6 +19,7 @@ import { startLocalAgent } from './sim/agent/server.js';
 import { simulatedCallee } from './sim/callee/answer.js';
 import { TELNYX_SIM_PRIVATE_KEY_VARIABLE } from './sim/carrier/dialects/telnyx-webhooks.js';
 import { startSimulatedCarrierApi } from './sim/carrier-api/server.js';
+import { writeSimulationKeys } from './sim/carrier/simulation-keys-file.js';
 import { AnalysisService } from './speech/analysis.js';
 import { warnUnknownThinkModels } from './speech/model-check.js';
 import { agentRestBase } from './speech/models.js';
@@ -103,43 +109,45 @@ if (localAgent) {
 if (!config.twilio.authToken) {
   logger.warn('TWILIO_AUTH_TOKEN is not set: carrier requests are not verified');
 }
+if (config.exotel.allowedCidrs === null) {
+  // Exotel signs nothing: its networks are the only proof a request is Exotel's (docs/security.md).
+  logger.warn(
+    config.nodeEnv === 'production'
+      ? "EXOTEL_ALLOWED_CIDRS is not set: Exotel requests are refused until it names Exotel's networks"
+      : 'EXOTEL_ALLOWED_CIDRS is not set: Exotel requests are answered as unverified (no agent until the stream authenticates)',
+  );
+}
 
-// Carriers without credentials place, answer and end their calls on the built-in simulated carrier
-// API, so every carrier can be tried with no account. Never in production: there a missing key is
-// a configuration error, not a reason to pretend.
-const carriersWithoutApi = [
-  config.twilio.accountSid === null || config.twilio.authToken === null ? 'twilio' : null,
-  config.telnyx.apiKey === null ? 'telnyx' : null,
-  config.plivo.authId === null || config.plivo.authToken === null ? 'plivo' : null,
-  config.vonage.applicationId === null || config.vonage.privateKey === null ? 'vonage' : null,
-  config.exotel.accountSid === null || config.exotel.apiKey === null ? 'exotel' : null,
-].filter((name) => name !== null);
+// Carriers without any credentials place, answer and end their calls on the built-in simulated
+// carrier API, so every carrier can be tried with no account. Never in production: there a missing
+// key is a configuration error, not a reason to pretend. The simulation signs with keys of its own,
+// made here, which the server trusts for those carriers only: it never holds an account's secret.
+const carriersWithoutApi = carriersWithoutCredentials(config);
+const simulationKeys =
+  config.nodeEnv !== 'production' && carriersWithoutApi.length > 0
+    ? simulationKeysFor(config.streamTokenSecret)
+    : undefined;
 // `SIM_CARRIER_API_URL` names one already running, so instances on one machine share one carrier
 // that knows every call, as a real carrier does (an instance that dies leaves its calls there).
 const sharedSimulatedApi = config.simulatedCarrierApiUrl;
 const simulatedCarrierApi =
-  config.nodeEnv !== 'production' && carriersWithoutApi.length > 0
+  simulationKeys !== undefined
     ? sharedSimulatedApi !== undefined
       ? { url: sharedSimulatedApi, close: async () => {} }
       : await startSimulatedCarrierApi({
           // Its callees answer outbound calls as the number plan says (src/sim/callee/plan.ts).
           onPlaced: simulatedCallee({
             timeScale: 1 / (config.simulatedCalleeSpeedup ?? 1),
-            // Callbacks are signed as this server verifies them, where it has a webhook secret.
-            env: {
-              TWILIO_AUTH_TOKEN: config.twilio.authToken ?? undefined,
-              PLIVO_AUTH_TOKEN: config.plivo.authToken ?? undefined,
-              VONAGE_SIGNATURE_SECRET: config.vonage.signatureSecrets[0],
-              VONAGE_API_KEY: config.vonage.apiKey ?? undefined,
-              VONAGE_APPLICATION_ID: config.vonage.applicationId ?? undefined,
-              // Telnyx signs with a private key the server never holds: the simulation's own, when given.
-              TELNYX_PUBLIC_KEY: process.env.TELNYX_PUBLIC_KEY,
-              [TELNYX_SIM_PRIVATE_KEY_VARIABLE]: process.env[TELNYX_SIM_PRIVATE_KEY_VARIABLE],
-            },
+            // Callbacks are signed with the simulation's own keys, which this server trusts for them.
+            env: simulationSigningEnv(simulationKeys, carriersWithoutApi, TELNYX_SIM_PRIVATE_KEY_VARIABLE),
             onError: (message) => logger.warn({ component: 'simulated-carrier' }, message),
           }),
         })
     : null;
+if (simulatedCarrierApi && simulationKeys) {
+  // `callbridge call` on this machine signs with the simulation's keys, as the carrier would.
+  writeSimulationKeys(config.dataDir, simulationKeys, carriersWithoutApi);
+}
 if (simulatedCarrierApi) {
   logger.info(
     { simulatedCarrierApi: simulatedCarrierApi.url, carriers: carriersWithoutApi },
@@ -189,6 +197,7 @@ try {
     metrics,
     agentMode: localAgent ? 'local' : 'remote',
     ...(simulatedCarrierApi ? { simulatedCarrierApi: simulatedCarrierApi.url } : {}),
+    ...(simulatedCarrierApi && simulationKeys ? { simulationKeys } : {}),
     ...(analysis ? { analysis } : {}),
     prompts,
   });

@@ -4,7 +4,12 @@
 // carriers' status words become the dialer's outcomes.
 import type { CarrierCallState } from './carriers/call-status.js';
 import type { CallPlacer } from './carriers/placer.js';
-import { type OutboundAmd, type OutboundContext, sealOutboundContext } from './call/outbound-context.js';
+import {
+  OUTBOUND_CONTEXT_TTL_MS,
+  type OutboundAmd,
+  type OutboundContext,
+  sealOutboundContext,
+} from './call/outbound-context.js';
 import type { RecordingSettings } from './config/recording.js';
 import { BadRequestError } from './errors.js';
 import type { CarrierCallStatus, OriginateRequest, Originator } from './outbound/ports.js';
@@ -95,7 +100,10 @@ export function composeOriginator(
       amd: call.amd,
       ...(call.recording !== null ? { recording: call.recording } : {}),
     };
-    const sealed = sealOutboundContext(secret, context);
+    const sealed = sealOutboundContext(secret, context, {
+      carrier: placer.carrier,
+      expiresAtMs: Date.now() + OUTBOUND_CONTEXT_TTL_MS,
+    });
     const { callSid } = await placer.place({
       to: call.to,
       from: call.from,

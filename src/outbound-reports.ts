@@ -42,6 +42,8 @@ export interface OutboundReportsDeps {
 
 export class OutboundReports {
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** Attempt id → its call's identification in progress: a status report about the call waits for it. */
+  readonly #identifying = new Map<string, Promise<unknown>>();
 
   constructor(private readonly deps: OutboundReportsDeps) {}
 
@@ -64,13 +66,17 @@ export class OutboundReports {
   callIdentified(attemptId: string, carrier: string, callSid: string): void {
     const dialer = this.deps.dialer();
     if (!dialer) return;
-    dialer.callIdentified(attemptId, callSid).then(
+    const done = dialer.callIdentified(attemptId, callSid).then(
       (changed) => {
         if (changed) this.deps.logger.debug({ attemptId, carrier, callSid }, 'attempt follows its call id');
       },
       (err: Error) =>
         this.deps.logger.error({ attemptId, err: err.message }, 'could not record an attempt call id'),
     );
+    this.#identifying.set(attemptId, done);
+    void done.finally(() => {
+      if (this.#identifying.get(attemptId) === done) this.#identifying.delete(attemptId);
+    });
   }
 
   /** The carrier's final status of an outbound call. */
@@ -81,12 +87,10 @@ export class OutboundReports {
       const timer = setTimeout(() => {
         this.#timers.delete(timer);
         if (this.deps.isLive(report.callSid)) return;
-        if (report.context.attemptId) {
-          this.#finish(report.context.attemptId, 'completed', {
-            durationMs: report.durationMs,
-            reason: 'completed at the carrier with no call record here',
-          });
-        }
+        this.#finishReported(report, 'completed', {
+          durationMs: report.durationMs,
+          reason: 'completed at the carrier with no call record here',
+        });
       }, this.deps.graceMs ?? COMPLETED_STATUS_GRACE_MS);
       timer.unref();
       this.#timers.add(timer);
@@ -94,14 +98,41 @@ export class OutboundReports {
     }
     const reason = `carrier status ${report.status}${report.reason ? ` (${report.reason})` : ''}`;
     this.deps.saveRecord(unansweredRecord(report, reason, this.deps.now?.() ?? Date.now()));
-    if (report.context.attemptId) {
-      this.#finish(report.context.attemptId, STATUS_OUTCOMES[report.status], { durationMs: 0, reason });
-    }
+    this.#finishReported(report, STATUS_OUTCOMES[report.status], { durationMs: 0, reason });
   }
 
   close(): void {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
+  }
+
+  /**
+   * A carrier's report finishes an attempt only as the report about that attempt's own recorded
+   * call id (docs/security.md): the attempt is found by the call the report names, never by the
+   * context alone, so a context replayed with another call id touches nothing.
+   */
+  #finishReported(report: OutboundStatusReport, outcome: AttemptOutcome, details: AttemptDetails): void {
+    const { attemptId } = report.context;
+    if (!attemptId) return;
+    const dialer = this.deps.dialer();
+    if (!dialer) return;
+    const ref = { callSid: report.callSid };
+    const finish = async () => {
+      await this.#identifying.get(attemptId);
+      if ((await dialer.attemptFinished(ref, outcome, details)) === 'recorded') return 'recorded';
+      // The report may come before the answer that recorded the call's id (or that answer was
+      // lost): the id is recorded from it only if the attempt has none yet, never replaced.
+      if (!(await dialer.callPlaced(attemptId, report.callSid))) return 'not_open';
+      return dialer.attemptFinished(ref, outcome, details);
+    };
+    finish().then(
+      (result) => {
+        if (result === 'recorded') this.deps.logger.debug({ attemptId, outcome }, 'attempt finished');
+        else this.deps.logger.debug({ attemptId, outcome }, 'no open attempt has this call id');
+      },
+      (err: Error) =>
+        this.deps.logger.error({ attemptId, err: err.message }, 'could not record an attempt outcome'),
+    );
   }
 
   #finish(attemptId: string, outcome: AttemptOutcome, details: AttemptDetails): void {

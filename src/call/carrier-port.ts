@@ -5,6 +5,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { MediaFormat } from '../audio/format.js';
 import type { VerdictReport } from './amd-gate.js';
 import type { OutboundContext } from './outbound-context.js';
+import type { RequestAllowance } from './trust.js';
 
 /** A carrier's media frames, read into the same small set of events for every carrier. */
 export type LegEvent =
@@ -80,6 +81,8 @@ export interface CallAnnouncement {
   mediaFormat: MediaFormat;
   /** The sealed outbound context (campaign, contact, variables), carried to the call by its token. */
   context?: string;
+  /** Whether the announcing request was verified: what it may cause is the core's to decide (trust.ts). */
+  verified: boolean;
 }
 
 /** How an outbound call that ended without a conversation ended, in the carriers' common words. */
@@ -103,8 +106,8 @@ export interface PreparedCall {
   token: string;
   /** Absolute ws(s) URL of the media stream: `/media/<carrier>/<instance>/<token>`. */
   mediaUrl: string;
-  /** Bearer token of the call's observer feed (`GET /calls/:callSid/events`). */
-  observerToken: string;
+  /** Bearer token of the call's observer feed (`GET /calls/:callSid/events`); null for an unverified request. */
+  observerToken: string | null;
   /** The agent profile the called number routes to. */
   profile: string;
 }
@@ -119,7 +122,9 @@ export const OBSERVER_HEADER = 'x-callbridge-observer';
 export interface CallIntake {
   /** Whether a new call may be taken now; declined calls never cost an agent session. */
   admit(carrier: string): Admission;
-  /** Issues the stream token, routes the profile and pre-warms the agent. */
+  /** What a request may cause, by whether it was verified (trust.ts): routes ask, never decide. */
+  allowance(verified: boolean): RequestAllowance;
+  /** Issues the stream token and routes the profile; for a verified request, pre-warms the agent. */
   prepare(call: CallAnnouncement): PreparedCall;
   /**
    * What a declined caller hears, and where they may be sent instead. `audioUrl`, when set, is the
@@ -129,8 +134,12 @@ export interface CallIntake {
   readonly decline: { message: string; redirectUrl: string | null; audioUrl?: string | null };
   /** Counts a webhook or upgrade refused before any call existed (bad signature, malformed). */
   refused(carrier: string, reason: string): void;
-  /** The outbound context a carrier brought back (webhook URL, client state); null if this server did not seal it. */
-  outboundContext(sealed: unknown): OutboundContext | null;
+  /**
+   * The outbound context a carrier brought back (webhook URL, client state); null if this server did
+   * not seal it for that carrier, it expired, or the request was not verified (an unverified request
+   * reads no context).
+   */
+  outboundContext(carrier: string, sealed: unknown, verified: boolean): OutboundContext | null;
   /**
    * An outbound call's own id, from a callback that carries its context, for a carrier whose answer
    * to the request to place the call named the request rather than the call (Plivo's request UUID):

@@ -20,13 +20,14 @@ import type {
 } from './carrier-port.js';
 import type { MachineVerdicts } from './machine-verdicts.js';
 import { mediaUrl } from './media-url.js';
-import { observerToken } from './observer.js';
+import { issueObserverToken } from './observer.js';
 import { MAX_SEALED_CONTEXT_CHARS, type OutboundContext, openOutboundContext } from './outbound-context.js';
 import { DECLINE_AUDIO_PATH } from './prompt-routes.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
 import type { PendingStreams } from './pending-streams.js';
 import type { CallRegistry } from './registry.js';
 import { issueStreamToken } from './stream-token.js';
+import { allowanceOf, type RequestAllowance, trustOf } from './trust.js';
 
 export interface IntakeDeps {
   config: Config;
@@ -122,12 +123,22 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       return admission;
     },
 
+    allowance(verified: boolean): RequestAllowance {
+      return allowanceOf(verified);
+    },
+
     prepare(call: CallAnnouncement): PreparedCall {
+      const allowed = allowanceOf(call.verified);
+      if (call.context !== undefined && !allowed.outboundContext) {
+        throw new RangeError('an unverified request cannot name an outbound context');
+      }
       if (call.context !== undefined && call.context.length > MAX_CONTEXT_CHARS) {
         throw new RangeError(`call context longer than ${MAX_CONTEXT_CHARS} characters`);
       }
       const outbound =
-        call.context === undefined ? null : openOutboundContext(config.streamTokenSecret, call.context);
+        call.context === undefined
+          ? null
+          : openOutboundContext(config.streamTokenSecret, call.context, { carrier: call.carrier });
       if (call.context !== undefined && outbound === null)
         throw new RangeError('call context not sealed here');
       // An outbound call speaks with the profile it was placed with; an inbound one with its number's.
@@ -153,18 +164,34 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
         },
         config.streamTokenTtlMs,
       );
-      if (peer === null) {
+      // Only a verified announcement may spend an agent session, or hold a slot (and a drain) for
+      // its stream: anything else waits until its stream presents the token. A call prepared for a
+      // peer is pre-warmed by nobody here.
+      if (peer === null && allowed.prewarm) {
         prewarm(call, profile, outbound);
         deps.pending?.expect(prewarmKey(call.carrier, call.callSid), config.streamTokenTtlMs);
       }
       deps.logger.info(
-        { carrier: call.carrier, callSid: call.callSid, profile, direction: call.direction, instance },
+        {
+          carrier: call.carrier,
+          callSid: call.callSid,
+          profile,
+          direction: call.direction,
+          instance,
+          trust: trustOf(call.verified),
+        },
         peer === null ? 'call prepared' : 'call prepared for a ready peer: this instance drains',
       );
       return {
         token,
         mediaUrl: mediaUrl(config.publicUrl, call.carrier, instance, token),
-        observerToken: observerToken(config.streamTokenSecret, call.callSid),
+        observerToken: allowed.observerToken
+          ? issueObserverToken(
+              config.streamTokenSecret,
+              { carrier: call.carrier, callSid: call.callSid },
+              config.streamTokenTtlMs,
+            )
+          : null,
         profile,
       };
     },
@@ -184,8 +211,9 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       metrics.carrierRequestsRejected.inc({ carrier, reason });
     },
 
-    outboundContext(sealed: unknown): OutboundContext | null {
-      return openOutboundContext(config.streamTokenSecret, sealed);
+    outboundContext(carrier: string, sealed: unknown, verified: boolean): OutboundContext | null {
+      if (!allowanceOf(verified).outboundContext) return null;
+      return openOutboundContext(config.streamTokenSecret, sealed, { carrier });
     },
 
     outboundCallIdentified(carrier: string, context: OutboundContext, callSid: string): void {

@@ -269,7 +269,9 @@ export function handleMediaSocket(
   const startSession = (start: StartEvent, grant: StreamGrant) => {
     const profileName = config.profiles[grant.profile] ? grant.profile : config.numbers.default;
     const outbound =
-      grant.context === undefined ? null : openOutboundContext(config.streamTokenSecret, grant.context);
+      grant.context === undefined
+        ? null
+        : openOutboundContext(config.streamTokenSecret, grant.context, { carrier });
     const named = config.profiles[profileName]!;
     // An outbound call's prompt and greeting speak the contact's variables.
     const spoken = outbound ? profileWithVariables(named, outbound.variables) : named;

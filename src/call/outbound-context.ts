@@ -3,6 +3,11 @@
 // machine settings (docs/architecture.md section 5.2). It is sealed (signed, not secret) and rides
 // through the carrier in the webhook URL or the carrier's client state, then in the stream token,
 // so any instance that receives the call's webhooks can read it without a lookup.
+//
+// A sealed context is a capability, bound (docs/security.md): to the carrier it was placed through
+// and to an expiry, besides its attempt; the core reads it only for a verified request, an attempt
+// is finished only by a report about the attempt's own recorded call id, and request URLs are
+// logged without their query, where contexts ride.
 import { createHmac } from 'node:crypto';
 import { constantTimeEqual } from '../auth.js';
 import { readRecordingSettings, type RecordingSettings } from '../config/recording.js';
@@ -39,9 +44,27 @@ function sign(secret: string, body: string): string {
   return createHmac('sha256', `outbound-context:${secret}`).update(body).digest('base64url');
 }
 
+/**
+ * How long a context placed now stays good: past a call's ringing, its longest conversation and the
+ * carrier's last callback about it.
+ */
+export const OUTBOUND_CONTEXT_TTL_MS = 12 * 60 * 60_000;
+
+/** What a sealed context is bound to besides its attempt. */
+export interface ContextBinding {
+  /** The carrier the call was placed through: no other carrier's request may present it. */
+  carrier: string;
+  expiresAtMs: number;
+}
+
 /** The context as a URL-safe string (`A-Z a-z 0-9 - _ .`); throws RangeError when it is too long. */
-export function sealOutboundContext(secret: string, context: OutboundContext): string {
-  const body = Buffer.from(JSON.stringify(context)).toString('base64url');
+export function sealOutboundContext(
+  secret: string,
+  context: OutboundContext,
+  binding: ContextBinding,
+): string {
+  const bound = { ...context, carrier: binding.carrier, expiresAtMs: binding.expiresAtMs };
+  const body = Buffer.from(JSON.stringify(bound)).toString('base64url');
   const sealed = `${VERSION}.${body}.${sign(secret, `${VERSION}.${body}`)}`;
   if (sealed.length > MAX_SEALED_CONTEXT_CHARS) {
     throw new RangeError(
@@ -71,8 +94,15 @@ function isAmd(value: unknown): value is OutboundAmd | null {
   );
 }
 
-/** The context a sealed string holds, or null when it is not one this server's secret sealed. */
-export function openOutboundContext(secret: string, sealed: unknown): OutboundContext | null {
+/**
+ * The context a sealed string holds, or null when it is not one this server's secret sealed for
+ * `expected.carrier`, or it has expired.
+ */
+export function openOutboundContext(
+  secret: string,
+  sealed: unknown,
+  expected: { carrier: string; nowMs?: number },
+): OutboundContext | null {
   if (typeof sealed !== 'string' || sealed.length > MAX_SEALED_CONTEXT_CHARS || !SEALED.test(sealed)) {
     return null;
   }
@@ -94,9 +124,13 @@ export function openOutboundContext(secret: string, sealed: unknown): OutboundCo
     typeof c.profile !== 'string' ||
     !isRecordOfStrings(c.variables) ||
     !isAmd(c.amd) ||
-    (c.recording !== undefined && !readRecordingSettings(c.recording).ok)
+    (c.recording !== undefined && !readRecordingSettings(c.recording).ok) ||
+    c.carrier !== expected.carrier ||
+    typeof c.expiresAtMs !== 'number' ||
+    c.expiresAtMs <= (expected.nowMs ?? Date.now())
   ) {
     return null;
   }
-  return value as OutboundContext;
+  const { carrier: _carrier, expiresAtMs: _expiresAtMs, ...context } = c;
+  return context as unknown as OutboundContext;
 }

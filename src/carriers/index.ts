@@ -20,7 +20,8 @@ import { createTwilioPlacer } from './twilio/placer.js';
 import { createTwilioRest } from './twilio/rest.js';
 import { createVonageAdapter, vonageRestFor } from './vonage/adapter.js';
 import { createVonagePlacer } from './vonage/placer.js';
-import type { ClaimOnce } from './vonage/replay-guard.js';
+import type { ClaimOnce } from './replay-guard.js';
+import { carriersWithoutCredentials, type SimulationKeys } from './simulation-keys.js';
 
 /** What an adapter may need besides its configuration. */
 export interface CarrierAdapterDeps {
@@ -35,6 +36,8 @@ export interface CarrierAdapterDeps {
   simulatedApiUrl?: string;
   /** The outbound placers, for carriers whose webhooks look a placed call up (Exotel). */
   placers?: readonly CallPlacer[];
+  /** The simulated carrier's own signing keys (outside production), trusted for carriers without credentials. */
+  simulationKeys?: SimulationKeys | null;
 }
 
 export function buildCarrierAdapters(config: Config, deps: CarrierAdapterDeps): CarrierAdapter[] {
@@ -43,11 +46,19 @@ export function buildCarrierAdapters(config: Config, deps: CarrierAdapterDeps): 
     metrics: deps.metrics,
     ...(deps.simulatedApiUrl !== undefined ? { simulatedApiUrl: deps.simulatedApiUrl } : {}),
   };
+  // The simulation's keys are trusted only for the carriers it serves: those with no credentials.
+  const simulated = new Set(deps.simulationKeys ? carriersWithoutCredentials(config) : []);
+  const keysFor = (carrier: string) => (simulated.has(carrier) ? (deps.simulationKeys ?? null) : null);
   return [
-    createTwilioAdapter(config),
-    createTelnyxAdapter(config, rest),
-    createPlivoAdapter(config, rest),
+    createTwilioAdapter(config, { simulationKeys: keysFor('twilio') }),
+    createTelnyxAdapter(config, { ...rest, simulationKeys: keysFor('telnyx') }),
+    createPlivoAdapter(config, {
+      ...rest,
+      ...(deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
+      simulationKeys: keysFor('plivo'),
+    }),
     createVonageAdapter(config, {
+      simulationKeys: keysFor('vonage'),
       ...(deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
       ...(deps.simulatedApiUrl !== undefined ? { simulatedApiUrl: deps.simulatedApiUrl } : {}),
     }),

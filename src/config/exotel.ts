@@ -1,7 +1,8 @@
 // The Exotel variables (docs/protocols/exotel.md): the account and its API key and token, for REST
 // and for Basic auth on the media upgrade, and the flow outbound calls run once answered. Each bad
 // value is a one-line error.
-import { type Env, envError, envString, envUrl } from './env.js';
+import { isAddressOrCidr } from './cidrs.js';
+import { type Env, envError, envList, envString, envUrl } from './env.js';
 import type { ExotelConfig } from './types.js';
 import { BASE_URL, ENDPOINT_URL } from './urls.js';
 
@@ -38,5 +39,21 @@ export function readExotel(env: Env, nodeEnv: string): ExotelConfig {
   const apiUrl = envUrl(env, 'EXOTEL_API_URL', BASE_URL(['http', 'https'])) ?? 'https://api.exotel.com';
   // The flow holding the Voicebot applet: `http://my.exotel.com/{sid}/exoml/start_voice/{app_id}`.
   const flowUrl = envUrl(env, 'EXOTEL_FLOW_URL', ENDPOINT_URL(['http', 'https'])) ?? null;
-  return { accountSid, apiKey, apiToken, apiUrl, flowUrl };
+  return { accountSid, apiKey, apiToken, apiUrl, flowUrl, allowedCidrs: readAllowedCidrs(env) };
+}
+
+/**
+ * The networks Exotel's requests must come from (docs/security.md): Exotel signs nothing, so its
+ * source address is the only proof a request is Exotel's. Unset: null (any address, unverified).
+ */
+function readAllowedCidrs(env: Env): string[] | null {
+  if (envString(env, 'EXOTEL_ALLOWED_CIDRS') === undefined) return null;
+  const entries = envList(env, 'EXOTEL_ALLOWED_CIDRS');
+  if (entries.length === 0)
+    throw envError('EXOTEL_ALLOWED_CIDRS', 'must name at least one IP address or CIDR');
+  for (const entry of entries) {
+    if (!isAddressOrCidr(entry))
+      throw envError('EXOTEL_ALLOWED_CIDRS', 'each entry must be an IP address or CIDR', entry);
+  }
+  return entries;
 }

@@ -2,7 +2,6 @@
 // random stream token key when nothing to derive one from is set). Environment variables are
 // checked first, then the files; the first problem stops loading with a one-line ConfigError.
 import { createHmac, randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -19,6 +18,7 @@ import { loadRegions } from './regions.js';
 import { readSpeech } from './speech.js';
 import { type Config, REGIONS } from './types.js';
 import { BASE_URL, ENDPOINT_URL } from './urls.js';
+import { isAddressOrCidr } from './cidrs.js';
 import { readExotel } from './exotel.js';
 import { readVonage } from './vonage.js';
 import { readDialPolicy, readFetchPolicy } from './trust-policies.js';
@@ -222,14 +222,6 @@ function readTrustProxy(env: Env): string[] | false {
       throw envError('TRUST_PROXY', 'each entry must be an IP address or CIDR', entry);
   }
   return entries.length > 0 ? entries : false;
-}
-
-function isAddressOrCidr(entry: string): boolean {
-  const [address = '', prefix, extra] = entry.split('/');
-  const family = isIP(address);
-  if (family === 0 || extra !== undefined) return false;
-  if (prefix === undefined) return true;
-  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
 /**

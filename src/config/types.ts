@@ -252,4 +252,6 @@ export interface ExotelConfig {
   apiUrl: string;
   /** The Exotel flow (holding the Voicebot applet) an outbound call runs once answered; null: no outbound calls. */
   flowUrl: string | null;
+  /** `EXOTEL_ALLOWED_CIDRS`: where Exotel's requests must come from; null: unset (any, unverified). */
+  allowedCidrs: string[] | null;
 }

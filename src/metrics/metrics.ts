@@ -98,7 +98,7 @@ export function createMetrics(region: string) {
     }),
     carrierMediaReorder: new Counter({
       name: 'callbridge_carrier_media_reorder_total',
-      help: 'Out-of-order carrier media frames, by carrier and outcome (reordered, late, duplicate, gap).',
+      help: 'Out-of-order carrier media frames, by carrier and outcome (reordered, late, duplicate, gap, resync).',
       labelNames: ['carrier', 'outcome'],
       registers: r,
     }),

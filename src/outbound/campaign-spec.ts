@@ -155,6 +155,9 @@ export function campaignSpec(body: unknown, context: CampaignSpecContext): Campa
   const input = body as CampaignInput;
   const errors: FieldError[] = [];
 
+  const nameProblem = campaignNameProblem(input.name);
+  if (nameProblem !== null) errors.push({ field: 'name', problem: nameProblem });
+
   const profile = input.profile ?? context.defaultProfile;
   if (!Object.hasOwn(context.profiles, profile)) {
     errors.push({
@@ -236,4 +239,27 @@ export function campaignSpec(body: unknown, context: CampaignSpecContext): Campa
     },
     ...(recording?.ok ? { recording: recording.settings } : {}),
   };
+}
+
+/**
+ * Control characters (C0, DEL, C1) and the bidirectional controls (U+061C, U+200E-U+200F,
+ * U+202A-U+202E, U+2066-U+2069): a name shown in a terminal, a log line, a spreadsheet or the
+ * console must read as written, not reorder or rewrite what is around it.
+ */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+function hasControlCharacter(text: string): boolean {
+  for (const char of text) {
+    const code = char.codePointAt(0)!;
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
+  }
+  return false;
+}
+
+/** Why a campaign name cannot be used, or null. */
+export function campaignNameProblem(name: string): string | null {
+  if (name.trim() === '') return 'must not be blank';
+  if (hasControlCharacter(name) || BIDI_CONTROLS.test(name))
+    return 'must not contain control or bidirectional-override characters';
+  return null;
 }

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalAgent, type LocalAgent } from '../../src/sim/agent/server.js';
 import { type SimCalleeResult, simulatedCallee } from '../../src/sim/callee/answer.js';
+import { simulatedCalleeEnv } from '../helpers/simulation.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
 import { decodeMulaw, encodeMulaw } from '../../src/audio/codec.js';
 import { writeWavMulaw } from '../../src/audio/wav.js';
@@ -50,6 +51,7 @@ beforeAll(async () => {
   sim = await startSimulatedCarrierApi({
     onPlaced: simulatedCallee({
       timeScale: 0.1,
+      env: simulatedCalleeEnv(),
       onCallEnded: (result) => (ended.get(result.callSid) ?? ended.get(`campaign ${result.to}`))?.(result),
     }),
   });

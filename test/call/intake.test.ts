@@ -308,11 +308,18 @@ describe('media formats', () => {
 describe('pre-warmed agents', () => {
   it('counts a pre-warmed agent replaced by a repeated webhook, and closes it', async () => {
     // A retried webhook once closed the first pre-warmed session without counting it anywhere.
-    await setUp({ AGENT_PREWARM: 'true' });
+    // Only a verified webhook pre-warms (src/call/trust.ts): these are signed.
+    const authToken = 'twilio-auth-token-of-the-intake-test';
+    await setUp({
+      AGENT_PREWARM: 'true',
+      TWILIO_ACCOUNT_SID: `AC${'1'.repeat(32)}`,
+      TWILIO_AUTH_TOKEN: authToken,
+    });
     const callSid = newCallSid();
-    await voiceWebhook(server!.baseUrl, { CallSid: callSid, From: '+1500', To: '+1501' });
+    const params = { CallSid: callSid, From: '+1500', To: '+1501' };
+    await voiceWebhook(server!.baseUrl, params, { authToken });
     const first = await agent!.nextConnection();
-    await voiceWebhook(server!.baseUrl, { CallSid: callSid, From: '+1500', To: '+1501' });
+    await voiceWebhook(server!.baseUrl, params, { authToken });
     await agent!.nextConnection();
     expect(await metric('callbridge_prewarm_sessions_total', 'outcome="replaced"')).toBe(1);
     await first.closed;

@@ -141,6 +141,7 @@ describe('Exotel variables', () => {
       apiToken: null,
       apiUrl: 'https://api.exotel.com',
       flowUrl: null,
+      allowedCidrs: null,
     });
   });
 
@@ -158,6 +159,7 @@ describe('Exotel variables', () => {
       apiToken: 'tok!en',
       apiUrl: 'https://api.in.exotel.com',
       flowUrl: 'http://my.exotel.com/acme1/exoml/start_voice/42',
+      allowedCidrs: null,
     });
   });
 
@@ -209,5 +211,30 @@ describe('Exotel variables', () => {
       /^EXOTEL_API_KEY: required when NODE_ENV=production and EXOTEL_ACCOUNT_SID is set/,
     );
     expect(load(PRODUCTION).exotel.accountSid).toBeNull();
+  });
+
+  it('read EXOTEL_ALLOWED_CIDRS as addresses and CIDRs of either family', () => {
+    expect(
+      load({ EXOTEL_ALLOWED_CIDRS: ' 203.0.113.0/24, 198.51.100.7 ,2001:db8::/32' }).exotel.allowedCidrs,
+    ).toEqual(['203.0.113.0/24', '198.51.100.7', '2001:db8::/32']);
+  });
+
+  it.each([
+    [
+      'a host name',
+      'exotel.com',
+      /^EXOTEL_ALLOWED_CIDRS: each entry must be an IP address or CIDR, got "exotel.com"$/,
+    ],
+    [
+      'a prefix too long',
+      '10.0.0.0/33',
+      /^EXOTEL_ALLOWED_CIDRS: each entry must be an IP address or CIDR, got "10.0.0.0\/33"$/,
+    ],
+    ['two slashes', '10.0.0.0/8/8', /^EXOTEL_ALLOWED_CIDRS: each entry must be an IP address or CIDR/],
+    ['only commas', ' , ,', /^EXOTEL_ALLOWED_CIDRS: must name at least one IP address or CIDR$/],
+  ])('refuse EXOTEL_ALLOWED_CIDRS with %s in one line', (_, value, message) => {
+    const error = configErrorOf(() => load({ EXOTEL_ALLOWED_CIDRS: value })).message;
+    expect(error).toMatch(message);
+    expect(error).not.toContain('\n');
   });
 });

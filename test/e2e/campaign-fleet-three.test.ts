@@ -10,6 +10,7 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxOverlap } from '../../src/bench/campaign.js';
 import { simulatedCallee } from '../../src/sim/callee/answer.js';
+import { simulatedCalleeEnv } from '../helpers/simulation.js';
 import { calleeFor, expectedOutcome } from '../../src/sim/callee/plan.js';
 import type { SimCallLog } from '../../src/sim/carrier-api/call-log.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
@@ -85,7 +86,11 @@ describe.skipIf(!redisUp)('a campaign on three server processes sharing Redis an
   const placedWatchers = new Set<(call: Placed) => void>();
 
   beforeAll(async () => {
-    const callee = simulatedCallee({ timeScale: TIME_SCALE });
+    // Signed with the simulated carrier's own keys, derived from the fleet's shared secret.
+    const callee = simulatedCallee({
+      timeScale: TIME_SCALE,
+      env: simulatedCalleeEnv('stream-token-secret-shared-by-the-fleet'),
+    });
     carrier = await startSimulatedCarrierApi({
       onPlaced: (call, log) => {
         const attemptId = attemptOf(call.answerUrl);

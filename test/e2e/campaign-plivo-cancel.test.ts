@@ -6,6 +6,7 @@
 // then carry.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simulatedCallee } from '../../src/sim/callee/answer.js';
+import { SIMULATION_SECRET, simulatedCalleeEnv } from '../helpers/simulation.js';
 import type { PlacedSimCall } from '../../src/sim/carrier-api/handler.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
 import { ensureBuilt, type ServerProcess, spawnServer } from '../helpers/server-process.js';
@@ -18,7 +19,9 @@ let carrier: SimulatedCarrierApi;
 const placed: PlacedSimCall[] = [];
 
 beforeAll(async () => {
-  const callee = simulatedCallee();
+  // It signs with the simulated carrier's own keys, derived from the server's secret, as the
+  // server's own simulated carrier would (docs/security.md).
+  const callee = simulatedCallee({ env: simulatedCalleeEnv(SIMULATION_SECRET) });
   carrier = await startSimulatedCarrierApi({
     onPlaced: (call, log) => {
       placed.push(call);
@@ -26,7 +29,11 @@ beforeAll(async () => {
     },
   });
   await ensureBuilt();
-  server = await spawnServer({ ADMIN_TOKEN: TOKEN, SIM_CARRIER_API_URL: carrier.url });
+  server = await spawnServer({
+    ADMIN_TOKEN: TOKEN,
+    SIM_CARRIER_API_URL: carrier.url,
+    STREAM_TOKEN_SECRET: SIMULATION_SECRET,
+  });
 }, 60_000);
 
 afterAll(async () => {

@@ -97,9 +97,11 @@ describe('quickstart: npm start with no AGENT_URL, then callbridge call', () => 
 
   it('places a call that hears the greeting, speaks after it, and hears the reply', async () => {
     const out = join(dir, 'reply.wav');
+    // Run beside the server's data, as `npx callbridge call` next to `npm start`: it finds the admin
+    // token and the simulated carrier's keys there (docs/security.md).
     const call = spawn(process.execPath, ['bin/callbridge.js', 'call', '--server', base, '--out', out], {
       cwd: ROOT,
-      env: processEnv({}),
+      env: processEnv({ DATA_DIR: dir }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const output = collect(call);
@@ -160,7 +162,7 @@ describe('quickstart: npm start with no AGENT_URL, then callbridge call', () => 
       const call = spawn(
         process.execPath,
         ['bin/callbridge.js', 'call', '--server', base, '--carrier', carrier, '--out', out],
-        { cwd: ROOT, env: processEnv({}), stdio: ['ignore', 'pipe', 'pipe'] },
+        { cwd: ROOT, env: processEnv({ DATA_DIR: dir }), stdio: ['ignore', 'pipe', 'pipe'] },
       );
       const output = collect(call);
       const [code] = await once(call, 'exit');

@@ -52,6 +52,8 @@ interface FleetCall {
   observer: string;
 }
 
+const TWILIO_TOKEN = 'balancer-test-twilio-auth-token-0001';
+
 describe.skipIf(skip)('three instances behind the nginx balancer', () => {
   const prefix = `cbtest-balancer-${randomBytes(4).toString('hex')}:`;
   const instances = new Map<string, ServerProcess>();
@@ -78,6 +80,10 @@ describe.skipIf(skip)('three instances behind the nginx balancer', () => {
       WEBHOOK_SECRET_DEPLOY: DEPLOY_SECRET,
       OPERATOR_GATEWAY_URL: `http://127.0.0.1:${operatorPort}/events`,
       DRAIN_TIMEOUT_MS: '60000',
+      // Signed webhooks: only a verified one pre-warms its agent and gets an observer token.
+      TWILIO_ACCOUNT_SID: `AC${'b'.repeat(32)}`,
+      TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
+      TWILIO_API_URL: 'http://127.0.0.1:9',
     };
     const started = await Promise.all(NAMES.map((name) => spawnServer({ ...env, INSTANCE_ID: name })));
     started.forEach((server, i) => instances.set(NAMES[i]!, server));
@@ -109,17 +115,17 @@ describe.skipIf(skip)('three instances behind the nginx balancer', () => {
   /** A call placed the way a carrier places it, through the balancer, live once audio flows both ways. */
   const placeCall = async (): Promise<FleetCall> => {
     const callSid = newCallSid();
-    const answer = await voiceWebhook(balancer.baseUrl, {
-      CallSid: callSid,
-      From: '+15005550006',
-      To: '+15005550001',
-    });
+    const answer = await voiceWebhook(
+      balancer.baseUrl,
+      { CallSid: callSid, From: '+15005550006', To: '+15005550001' },
+      { authToken: TWILIO_TOKEN },
+    );
     expect(answer.body, 'a call through the balancer is never declined').toContain('<Connect><Stream');
     const url = new URL(answer.streamUrl);
     expect(url.host).toBe(new URL(balancer.baseUrl).host);
     const instance = /^\/media\/twilio\/([^/]+)\//.exec(url.pathname)![1]!;
     const conn = await agentFor(callSid);
-    const stream = await openMediaStream(answer.streamUrl, { callSid });
+    const stream = await openMediaStream(answer.streamUrl, { callSid, authToken: TWILIO_TOKEN });
     stream.start(answer.parameters);
     const call = { callSid, instance, stream, agent: conn, observer: answer.observer! };
     calls.push(call);

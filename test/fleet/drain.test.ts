@@ -20,6 +20,8 @@ afterEach(async () => {
   await agent?.close();
 });
 
+const TWILIO_TOKEN = 'drain-test-twilio-auth-token-000001';
+
 describe('drain with streams still to come', () => {
   it('waits for the stream of a webhook it answered, carries that call, declines a foreign one, exits 0', async () => {
     agent = await startFakeAgent({ autoApply: true });
@@ -31,13 +33,17 @@ describe('drain with streams still to come', () => {
       // Long enough that only the stream's arrival, not its expiry, lets the process go.
       STREAM_TOKEN_TTL_MS: '60000',
       DRAIN_TIMEOUT_MS: '60000',
+      // A signed webhook: only a verified one pre-warms an agent and holds a drain for its stream.
+      TWILIO_ACCOUNT_SID: `AC${'d'.repeat(32)}`,
+      TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
+      TWILIO_API_URL: 'http://127.0.0.1:9',
     });
     const callSid = newCallSid();
-    const answer = await voiceWebhook(server.baseUrl, {
-      CallSid: callSid,
-      From: '+15005550006',
-      To: '+15005550001',
-    });
+    const answer = await voiceWebhook(
+      server.baseUrl,
+      { CallSid: callSid, From: '+15005550006', To: '+15005550001' },
+      { authToken: TWILIO_TOKEN },
+    );
     expect(answer.streamUrl).toContain('/media/twilio/drain-1/');
     // Its agent is pre-warmed and waiting before the signal.
     const prewarmed = await agent.nextConnection();
@@ -64,9 +70,7 @@ describe('drain with streams still to come', () => {
     const connectionsBefore = agent.connections.length;
     const foreign = await openMediaStream(
       `${server.baseUrl.replace('http', 'ws')}/media/twilio/drain-2/${foreignToken}`,
-      {
-        callSid: foreignSid,
-      },
+      { callSid: foreignSid, authToken: TWILIO_TOKEN },
     );
     foreign.start({});
     expect(await foreign.closed).toEqual({ code: 1000, reason: 'call ended' });
@@ -75,7 +79,7 @@ describe('drain with streams still to come', () => {
     expect(agent.connections.length).toBe(connectionsBefore);
 
     // The stream of the webhook it answered before the signal still finds it, and is carried.
-    const caller = await openMediaStream(answer.streamUrl, { callSid });
+    const caller = await openMediaStream(answer.streamUrl, { callSid, authToken: TWILIO_TOKEN });
     caller.start(answer.parameters);
     const conn = prewarmed;
     expect((await conn.waitFor('Settings')).tags).toContain(`call:${callSid}`);

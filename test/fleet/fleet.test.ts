@@ -32,6 +32,25 @@ let a: TestServer;
 let b: TestServer;
 const streams: CarrierStreamClient[] = [];
 
+const FLEET_TWILIO_TOKEN = 'fleet-test-twilio-auth-token-00000';
+const FLEET_TWILIO = {
+  TWILIO_ACCOUNT_SID: `AC${'e'.repeat(32)}`,
+  TWILIO_AUTH_TOKEN: FLEET_TWILIO_TOKEN,
+  // Hang-ups reach no real API: a closed port answers at once.
+  TWILIO_API_URL: 'http://127.0.0.1:9',
+};
+
+/**
+ * Both instances again, with Twilio's requests signed: only a verified webhook pre-warms an agent
+ * or gets an observer token (src/call/trust.ts).
+ */
+async function restartSigned(): Promise<void> {
+  await a.close();
+  await b.close();
+  a = await startInstance('fleet-a', { AGENT_PREWARM_TTL_MS: '60000', ...FLEET_TWILIO });
+  b = await startInstance('fleet-b', FLEET_TWILIO);
+}
+
 async function startInstance(name: string, env: Record<string, string> = {}): Promise<TestServer> {
   return startServer({
     AGENT_URL: agent.url,
@@ -64,15 +83,22 @@ afterEach(async () => {
 });
 
 /** A call answered by `answering` whose stream is opened on `carrying`; resolves once it is live. */
-async function liveCall(answering: TestServer, carrying: TestServer = answering) {
+async function liveCall(
+  answering: TestServer,
+  carrying: TestServer = answering,
+  authToken: string | undefined = undefined,
+) {
   const callSid = newCallSid();
-  const answer = await voiceWebhook(answering.baseUrl, {
-    CallSid: callSid,
-    From: '+15005550006',
-    To: '+15005550001',
-  });
+  const answer = await voiceWebhook(
+    answering.baseUrl,
+    { CallSid: callSid, From: '+15005550006', To: '+15005550001' },
+    authToken === undefined ? {} : { authToken },
+  );
   expect(answer.streamUrl).toContain(`/media/twilio/${answering.config.instanceId}/`);
-  const stream = await openMediaStream(localStreamUrl(carrying.baseUrl, answer.streamUrl), { callSid });
+  const stream = await openMediaStream(localStreamUrl(carrying.baseUrl, answer.streamUrl), {
+    callSid,
+    ...(authToken === undefined ? {} : { authToken }),
+  });
   streams.push(stream);
   stream.start(answer.parameters);
   await expect.poll(() => carrying.app.callbridge.registry.has(callSid)).toBe(true);
@@ -154,18 +180,22 @@ describe.skipIf(!hasRedis)('a fleet of two instances on one Redis', () => {
   });
 
   it('streams a call carried by one instance to an observer connected to the other', async () => {
+    await restartSigned();
     const callSid = newCallSid();
-    const answer = await voiceWebhook(a.baseUrl, {
-      CallSid: callSid,
-      From: '+15005550006',
-      To: '+15005550001',
-    });
+    const answer = await voiceWebhook(
+      a.baseUrl,
+      { CallSid: callSid, From: '+15005550006', To: '+15005550001' },
+      { authToken: FLEET_TWILIO_TOKEN },
+    );
     const res = await fetch(`${b.baseUrl}/calls/${callSid}/events`, {
       headers: { authorization: `Bearer ${answer.observer}` },
     });
     expect(res.status).toBe(200);
     const feed = readFeed(res);
-    const stream = await openMediaStream(localStreamUrl(a.baseUrl, answer.streamUrl), { callSid });
+    const stream = await openMediaStream(localStreamUrl(a.baseUrl, answer.streamUrl), {
+      callSid,
+      authToken: FLEET_TWILIO_TOKEN,
+    });
     streams.push(stream);
     stream.start(answer.parameters);
     const conn = await agent.nextConnection();
@@ -182,7 +212,8 @@ describe.skipIf(!hasRedis)('a fleet of two instances on one Redis', () => {
 
   it('closes the agent pre-warmed on one instance at once when the stream lands on the other', async () => {
     // AGENT_PREWARM_TTL_MS is a minute on fleet-a: only the release can close its session in time.
-    const call = await liveCall(a, b);
+    await restartSigned();
+    const call = await liveCall(a, b, FLEET_TWILIO_TOKEN);
     const prewarmed = agent.connections[0]!;
     expect((await prewarmed.waitFor('Settings')).tags).toContain(`call:${call.callSid}`);
     await prewarmed.closed;

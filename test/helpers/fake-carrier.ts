@@ -25,6 +25,8 @@ export interface FakeAnnouncement {
   from?: string;
   to?: string;
   format?: MediaFormat;
+  /** Announce the call as an unverified request (nothing authenticated it). */
+  unverified?: boolean;
 }
 
 function createFakeCodec(): LegCodec {
@@ -86,6 +88,8 @@ export function createFakeCarrier(opts: FakeCarrierOptions = {}): CarrierAdapter
             to: body.to ?? '+15005550001',
             direction: 'inbound',
             mediaFormat: body.format ?? MULAW_8K,
+            // The fake carrier's announcements stand for verified ones unless a test says otherwise.
+            verified: body.unverified !== true,
           });
           return { url: prepared.mediaUrl, profile: prepared.profile };
         });

@@ -9,6 +9,7 @@ import type {
   OutboundStatusReport,
   PreparedCall,
 } from '../../src/call/carrier-port.js';
+import { allowanceOf } from '../../src/call/trust.js';
 
 export interface FakeIntake extends CallIntake {
   admission: Admission;
@@ -42,6 +43,8 @@ export function createFakeIntake(opts: { mediaBase?: string } = {}): FakeIntake 
     verdicts: [],
     identified: [],
     outboundContext: () => null,
+    // The core's own rule (src/call/trust.ts): the routes ask, the fake answers as the core would.
+    allowance: allowanceOf,
     outboundCallIdentified(carrier, context, callSid) {
       intake.identified.push({ carrier, attemptId: context.attemptId, callSid });
     },
@@ -64,7 +67,7 @@ export function createFakeIntake(opts: { mediaBase?: string } = {}): FakeIntake 
       const prepared: PreparedCall = {
         token,
         mediaUrl: `${mediaBase}/media/${call.carrier}/${INSTANCE}/${token}`,
-        observerToken: `observer-${count}`,
+        observerToken: allowanceOf(call.verified).observerToken ? `observer-${count}` : null,
         profile: 'default',
       };
       intake.prepared.push(prepared);

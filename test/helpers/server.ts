@@ -8,6 +8,7 @@ import pino, { type Logger } from 'pino';
 import { createAgentDialer } from '../../src/agent/dialer.js';
 import { type AppDeps, buildApp } from '../../src/app.js';
 import type { CarrierAdapter } from '../../src/call/carrier-port.js';
+import { simulationKeysFor } from '../../src/carriers/simulation-keys.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
@@ -15,6 +16,7 @@ import type { DialerOptions } from '../../src/outbound/dialer.js';
 import type { Originator } from '../../src/outbound/ports.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/store.js';
+import { SIMULATION_SECRET } from './simulation.js';
 
 export interface TestServer {
   app: FastifyInstance;
@@ -53,7 +55,15 @@ export async function startServer(
   opts: StartServerOptions = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-test-'));
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    // The simulated carrier a test runs signs with keys derived from this secret (./simulation.ts).
+    ...(opts.simulatedCarrierApiUrl ? { STREAM_TOKEN_SECRET: SIMULATION_SECRET } : {}),
+    ...env,
+  });
   const logger = opts.logger ?? pino({ level: 'silent' });
   const metrics = createMetrics(config.region);
   const store = await openStore(config);
@@ -75,7 +85,12 @@ export async function startServer(
     agentMode: 'remote',
     ...(opts.originator ? { originator: opts.originator } : {}),
     ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
-    ...(opts.simulatedCarrierApiUrl ? { simulatedCarrierApi: opts.simulatedCarrierApiUrl } : {}),
+    ...(opts.simulatedCarrierApiUrl
+      ? {
+          simulatedCarrierApi: opts.simulatedCarrierApiUrl,
+          simulationKeys: simulationKeysFor(config.streamTokenSecret),
+        }
+      : {}),
     ...(opts.carriers ? { carriers: opts.carriers(config, { logger, metrics, store }) } : {}),
     ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
     ...(opts.analysis ? { analysis: opts.analysis(store) } : {}),

@@ -87,10 +87,16 @@ export async function openMediaStream(
     headers?: Record<string, string>;
     /** Echo each mark as soon as it arrives, as if its audio played at once (default true). */
     echoMarks?: boolean;
+    /** Sign the upgrade as Twilio does, over `streamUrl` as dialed (the server's auth token). */
+    authToken?: string;
   },
 ): Promise<CarrierStreamClient> {
   const echoMarks = opts.echoMarks ?? true;
-  const ws = new WebSocket(streamUrl, { headers: opts.headers });
+  const headers = { ...opts.headers };
+  if (opts.authToken !== undefined) {
+    headers['x-twilio-signature'] = twilio.getExpectedTwilioSignature(opts.authToken, streamUrl, {});
+  }
+  const ws = new WebSocket(streamUrl, { headers });
   const streamSid = newStreamSid();
   let seq = 0;
   const received: Array<Record<string, unknown>> = [];

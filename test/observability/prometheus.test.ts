@@ -122,6 +122,8 @@ interface RuleInfo {
   annotations?: Record<string, string>;
 }
 
+const TWILIO_TOKEN = 'observability-test-twilio-auth-token';
+
 describe.skipIf(missing.length > 0)(
   'dashboards and alerts against a live callbridge and a real Prometheus',
   () => {
@@ -149,13 +151,13 @@ describe.skipIf(missing.length > 0)(
 
     async function placeCall() {
       const callSid = newCallSid();
-      const answer = await voiceWebhook(server.baseUrl, {
-        CallSid: callSid,
-        From: '+15005550006',
-        To: '+15005550001',
-      });
+      const answer = await voiceWebhook(
+        server.baseUrl,
+        { CallSid: callSid, From: '+15005550006', To: '+15005550001' },
+        { authToken: TWILIO_TOKEN },
+      );
       expect(answer.status).toBe(200);
-      const carrier = await openMediaStream(answer.streamUrl, { callSid });
+      const carrier = await openMediaStream(answer.streamUrl, { callSid, authToken: TWILIO_TOKEN });
       carrier.start(answer.parameters);
       return { answer, carrier };
     }
@@ -261,11 +263,11 @@ describe.skipIf(missing.length > 0)(
     async function declined() {
       server.app.callbridge.draining = true;
       try {
-        const answer = await voiceWebhook(server.baseUrl, {
-          CallSid: newCallSid(),
-          From: '+15005550006',
-          To: '+15005550001',
-        });
+        const answer = await voiceWebhook(
+          server.baseUrl,
+          { CallSid: newCallSid(), From: '+15005550006', To: '+15005550001' },
+          { authToken: TWILIO_TOKEN },
+        );
         expect(answer.status).toBe(200);
       } finally {
         server.app.callbridge.draining = false;
@@ -274,7 +276,10 @@ describe.skipIf(missing.length > 0)(
 
     /** A stream token is single-use: a second stream with it is refused. */
     async function replayedStream(answer: Awaited<ReturnType<typeof voiceWebhook>>) {
-      const carrier = await openMediaStream(answer.streamUrl, { callSid: newCallSid() });
+      const carrier = await openMediaStream(answer.streamUrl, {
+        callSid: newCallSid(),
+        authToken: TWILIO_TOKEN,
+      });
       carrier.start(answer.parameters);
       await carrier.closed;
     }
@@ -436,6 +441,10 @@ describe.skipIf(missing.length > 0)(
           WEBHOOK_SECRET_CODE: SECRETS.code,
           QUEUE_PILOTS: 'code',
           ADMIN_TOKEN,
+          // Signed webhooks: only a verified one pre-warms its agent, whose use the dashboard shows.
+          TWILIO_ACCOUNT_SID: `AC${'7'.repeat(32)}`,
+          TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
+          TWILIO_API_URL: 'http://127.0.0.1:9',
         },
         { originator: carrier, dialerOptions: { idlePollMs: 20, gaugeEveryMs: 20 } },
       );

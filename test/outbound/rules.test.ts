@@ -161,6 +161,29 @@ describe('the campaign JSON', () => {
     expect(problem(body)).toBe(message);
   });
 
+  it.each([
+    ['a right-to-left override', 'invoice\u202Egpj.exe'],
+    ['a left-to-right isolate', 'a\u2066b'],
+    ['an Arabic letter mark', 'a\u061Cb'],
+    ['a newline', 'renewals\nFAKE LOG LINE'],
+    ['an escape sequence', 'renewals\u001b[31m'],
+    ['a C1 control', 'renewals\u0085'],
+    ['DEL', 'renewals\u007f'],
+  ])('refuses a name with %s', (_, name) => {
+    // Issue 19: campaign names took control and right-to-left override characters, which rewrite
+    // what a terminal, a log or a spreadsheet shows around them.
+    expect(problem({ name })).toBe(
+      'invalid campaign: name: must not contain control or bidirectional-override characters',
+    );
+  });
+
+  it('takes a name in any script, and refuses one that is only spaces', () => {
+    expect(campaignSpec({ name: 'تجديد العقود · renouvellements' }, context).name).toBe(
+      'تجديد العقود · renouvellements',
+    );
+    expect(problem({ name: '   ' })).toBe('invalid campaign: name: must not be blank');
+  });
+
   it('names every bad field once, in one answer', () => {
     expect(problem({ name: 'x', pacing: { callsPerSecond: -1, maxConcurrent: 0 }, nope: true })).toBe(
       'invalid campaign: nope: unknown field; pacing.callsPerSecond: must be a number from 0.01 to 100, got -1; pacing.maxConcurrent: must be an integer from 1 to 1000, got 0',

@@ -86,6 +86,7 @@ describe('POST /v1/calls through Twilio', () => {
     const context = openOutboundContext(
       server.config.streamTokenSecret,
       new URL(form.Url!).searchParams.get('ctx'),
+      { carrier: 'twilio' },
     );
     expect(context).toEqual({
       attemptId: null,
@@ -218,14 +219,18 @@ describe("Twilio's callbacks for outbound calls", () => {
 
   it('refuses a callback whose context was forged or tampered with, and one unsigned', async () => {
     const { placed, create } = await placeOne({ to: '+12125550172' });
-    const forged = sealOutboundContext('another-secret', {
-      attemptId: null,
-      campaignId: null,
-      contact: null,
-      profile: 'default',
-      variables: {},
-      amd: null,
-    });
+    const forged = sealOutboundContext(
+      'another-secret',
+      {
+        attemptId: null,
+        campaignId: null,
+        contact: null,
+        profile: 'default',
+        variables: {},
+        amd: null,
+      },
+      { carrier: 'twilio', expiresAtMs: Date.now() + 60_000 },
+    );
     const url = create.form.StatusCallback!.replace(/ctx=[^&]+/, `ctx=${forged}`);
     const params = { CallSid: placed.callSid, CallStatus: 'busy' };
     const res = await twilioPost(url, params);

@@ -58,6 +58,7 @@ describe('a campaign with recording', () => {
 });
 
 describe('the sealed outbound context', () => {
+  const BINDING = { carrier: 'twilio', expiresAtMs: Date.now() + 60_000 };
   const base = {
     attemptId: null,
     campaignId: null,
@@ -68,16 +69,22 @@ describe('the sealed outbound context', () => {
   };
 
   it('carries recording settings to the call', () => {
-    const sealed = sealOutboundContext('secret-for-tests', { ...base, recording: RECORDING });
-    expect(openOutboundContext('secret-for-tests', sealed)?.recording).toEqual(RECORDING);
+    const sealed = sealOutboundContext('secret-for-tests', { ...base, recording: RECORDING }, BINDING);
+    expect(openOutboundContext('secret-for-tests', sealed, { carrier: 'twilio' })?.recording).toEqual(
+      RECORDING,
+    );
   });
 
   it('refuses a context whose recording is malformed', () => {
-    const sealed = sealOutboundContext('secret-for-tests', {
-      ...base,
-      recording: { enabled: 'yes' } as unknown as typeof RECORDING,
-    });
-    expect(openOutboundContext('secret-for-tests', sealed)).toBeNull();
+    const sealed = sealOutboundContext(
+      'secret-for-tests',
+      {
+        ...base,
+        recording: { enabled: 'yes' } as unknown as typeof RECORDING,
+      },
+      BINDING,
+    );
+    expect(openOutboundContext('secret-for-tests', sealed, { carrier: 'twilio' })).toBeNull();
   });
 });
 

@@ -1,5 +1,6 @@
 // Exotel as a carrier of the call core (docs/protocols/exotel.md): the Voicebot stream codec, the
-// applet's dynamic URL and Basic auth on the media upgrade; its calls are placed by placer.ts.
+// applet's dynamic URL, its allowed networks and per-call Basic auth on the media upgrade; its calls
+// are placed by placer.ts.
 import type { FastifyRequest } from 'fastify';
 import { bytesPerMs, type MediaFormat } from '../../audio/format.js';
 import type { CarrierAdapter, DownlinkRules } from '../../call/carrier-port.js';
@@ -8,6 +9,7 @@ import { UnauthorizedError } from '../../errors.js';
 import type { CallPlacer } from '../placer.js';
 import { createExotelCodec } from './codec.js';
 import { exotelRoutes } from './routes.js';
+import { networkMatcher } from './networks.js';
 import { basicAuthMatches, upgradeCredentials } from './upgrade-auth.js';
 
 const FRAME_MS = 20;
@@ -40,21 +42,23 @@ export function exotelDownlink(format: MediaFormat): DownlinkRules {
 }
 
 export function createExotelAdapter(config: Config, deps: ExotelAdapterDeps = {}): CarrierAdapter {
-  const { apiKey, apiToken } = config.exotel;
-  const credentials = apiKey !== null && apiToken !== null ? upgradeCredentials(apiKey, apiToken) : null;
-  const refuseUnverified = config.nodeEnv === 'production';
+  const secret = config.streamTokenSecret;
+  const { allowedCidrs } = config.exotel;
+  const fromAllowedNetwork = allowedCidrs === null ? null : networkMatcher(allowedCidrs);
   return {
     name: 'exotel',
-    verified: credentials !== null,
+    // Exotel signs nothing: its networks, once named, are what verify its requests.
+    verified: fromAllowedNetwork !== null,
     createCodec: createExotelCodec,
     downlink: exotelDownlink,
     verifyUpgrade(req: FastifyRequest): void {
-      if (credentials === null) {
-        if (refuseUnverified)
-          throw new UnauthorizedError('Exotel media upgrades cannot be authenticated here');
-        return;
+      // The credentials are the call's own, derived from the token in the same URL's path.
+      const token = (req.params as { token?: unknown } | undefined)?.token;
+      if (typeof token !== 'string' || token === '') {
+        throw new UnauthorizedError('an Exotel media upgrade must name its stream token');
       }
-      if (!basicAuthMatches(req.headers.authorization, credentials.username, credentials.password)) {
+      const { username, password } = upgradeCredentials(secret, token);
+      if (!basicAuthMatches(req.headers.authorization, username, password)) {
         throw new UnauthorizedError('the media upgrade lacks the expected Basic auth');
       }
     },
@@ -64,8 +68,9 @@ export function createExotelAdapter(config: Config, deps: ExotelAdapterDeps = {}
     routes: (intake) =>
       exotelRoutes({
         intake,
-        upgradeCredentials: credentials,
-        refuseUnverified,
+        credentialsFor: (streamToken) => upgradeCredentials(secret, streamToken),
+        fromAllowedNetwork,
+        refuseUnverified: config.nodeEnv === 'production',
         placer: deps.placer ?? null,
       }),
   };

@@ -3,21 +3,25 @@
 // status callbacks are plain form posts, trusted only as hints: the final status of an outbound call
 // is read back from Exotel's API before it counts (section 9).
 //
-// Exotel signs none of these requests. The stream token (bound to the call's CallSid, single-use,
-// short-lived) is what admits a stream, with Basic auth on the upgrade when credentials are set.
+// Exotel signs none of these requests: a request is verified when it comes from EXOTEL_ALLOWED_CIDRS
+// (docs/security.md). Unset, production refuses Exotel's routes; elsewhere a request is answered as
+// unverified, which the core lets cost nothing until its stream presents the token and the call's
+// own Basic credentials.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MediaFormat } from '../../audio/format.js';
 import { type CallIntake, OBSERVER_HEADER, type OutboundFinalStatus } from '../../call/carrier-port.js';
-import { BadRequestError, BadSignatureError, UnavailableError } from '../../errors.js';
+import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { boundedStatusWord, type CarrierCallStatus } from '../call-status.js';
 import type { CallPlacer } from '../placer.js';
 import { exotelE164 } from './numbers.js';
 
 export interface ExotelRoutesOptions {
   intake: CallIntake;
-  /** The user and password the media URL carries, when Basic auth is configured. */
-  upgradeCredentials: { username: string; password: string } | null;
-  /** Refuse every request when nothing can authenticate the stream (NODE_ENV=production without credentials). */
+  /** The Basic credentials of the media URL that carries `streamToken`: one call's, once. */
+  credentialsFor(streamToken: string): { username: string; password: string };
+  /** Whether an address is in EXOTEL_ALLOWED_CIDRS; null when it is unset. */
+  fromAllowedNetwork: ((address: string) => boolean) | null;
+  /** Refuse every request while nothing can verify one (NODE_ENV=production without EXOTEL_ALLOWED_CIDRS). */
   refuseUnverified: boolean;
   /** The placer of outbound calls: the contexts of calls placed here, and their status read back. */
   placer?: Pick<CallPlacer, 'contextOf' | 'status'> | null;
@@ -63,18 +67,16 @@ function firstText(params: Params, keys: readonly string[], maxChars: number): s
   return '';
 }
 
-/** The media URL as Exotel is to dial it: Basic auth in it when configured, and the sample rate. */
+/** The media URL as Exotel is to dial it: the call's own Basic auth in it, and the sample rate. */
 export function exotelStreamUrl(
   mediaUrl: string,
-  credentials: { username: string; password: string } | null,
+  credentials: { username: string; password: string },
   sampleRate: number,
 ): string {
   const url = new URL(mediaUrl);
-  if (credentials !== null) {
-    // The setters percent-encode what a URL's user and password may not hold.
-    url.username = credentials.username;
-    url.password = credentials.password;
-  }
+  // The setters percent-encode what a URL's user and password may not hold.
+  url.username = credentials.username;
+  url.password = credentials.password;
   url.searchParams.set('sample-rate', String(sampleRate));
   return url.href;
 }
@@ -82,28 +84,44 @@ export function exotelStreamUrl(
 export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
   const { intake } = opts;
 
-  function checkConfigured(): void {
-    if (opts.upgradeCredentials !== null || !opts.refuseUnverified) return;
-    intake.refused(CARRIER, 'unverified');
-    throw new BadSignatureError('Exotel streams cannot be authenticated here: no API key and token are set');
+  /**
+   * Whether a request is Exotel's as far as anything here can tell: from EXOTEL_ALLOWED_CIDRS when
+   * set (anything else is refused); unverified when unset, and refused then under production.
+   */
+  function verify(req: FastifyRequest): boolean {
+    if (opts.fromAllowedNetwork === null) {
+      if (!opts.refuseUnverified) return false;
+      intake.refused(CARRIER, 'unverified');
+      throw new BadSignatureError('Exotel requests are refused here until EXOTEL_ALLOWED_CIDRS is set');
+    }
+    if (opts.fromAllowedNetwork(req.ip)) return true;
+    intake.refused(CARRIER, 'network');
+    // One line, no stack: anyone may knock, and a refusal is not a fault of the server.
+    req.log.warn(
+      { carrier: CARRIER, address: req.ip },
+      'exotel request from outside EXOTEL_ALLOWED_CIDRS refused',
+    );
+    throw new BadSignatureError('this address is not one of EXOTEL_ALLOWED_CIDRS');
   }
 
   /**
    * The sealed context of an outbound call: kept when it was placed here, else the `CustomField`
-   * Exotel passed back (unverified that it does); '' for an inbound call; null for a `CustomField`
-   * that claims to be ours and is not.
+   * Exotel passed back; '' for an inbound call; null for a `CustomField` that claims to be ours and
+   * is not, or that an unverified request names (it reads no context).
    */
-  function contextOf(callSid: string, params: Params): string | null {
+  function contextOf(callSid: string, params: Params, verified: boolean): string | null {
+    const field = text(params, 'CustomField', MAX_CONTEXT_CHARS);
+    const claimed = field.startsWith(SEALED_CONTEXT_PREFIX);
+    if (!intake.allowance(verified).outboundContext) return claimed ? null : '';
     const kept = opts.placer?.contextOf?.(callSid) ?? null;
     if (kept !== null) return kept;
-    const field = text(params, 'CustomField', MAX_CONTEXT_CHARS);
-    if (!field.startsWith(SEALED_CONTEXT_PREFIX)) return '';
-    return intake.outboundContext(field) === null ? null : field;
+    if (!claimed) return '';
+    return intake.outboundContext(CARRIER, field, verified) === null ? null : field;
   }
 
   /** A final status callback of an outbound call counts once Exotel's API says the same call ended. */
   async function confirmFinalStatus(req: FastifyRequest, callSid: string, sealed: string, params: Params) {
-    const context = intake.outboundContext(sealed);
+    const context = intake.outboundContext(CARRIER, sealed, true);
     const placer = opts.placer;
     if (context === null || !placer) return;
     let state;
@@ -136,7 +154,7 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
   }
 
   async function stream(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    checkConfigured();
+    const verified = verify(req);
     const query = (req.query ?? {}) as Params;
     const callSid = text(query, 'CallSid', 64);
     // The token is bound to the call, so a call with no id cannot be given one.
@@ -146,11 +164,13 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
     }
     const admission = intake.admit(CARRIER);
     if (admission !== 'admitted') {
-      // The applet cannot be told to speak: the refusal sends the flow down its failure path.
-      req.log.warn({ callSid, reason: admission }, 'call declined');
-      throw new UnavailableError('not taking calls now');
+      // The applet cannot be told to speak: the refusal sends the flow down its failure path. The
+      // intake logged the decline in one line; a thrown error would log it again, with a stack.
+      return reply
+        .code(503)
+        .send({ error: { code: 'CALLBRIDGE_UNAVAILABLE', message: 'not taking calls now' } });
     }
-    const context = contextOf(callSid, query);
+    const context = contextOf(callSid, query, verified);
     if (context === null) {
       intake.refused(CARRIER, 'bad_context');
       throw new BadRequestError('the call context in CustomField is not valid');
@@ -168,13 +188,19 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
       direction: outbound ? 'outbound' : 'inbound',
       mediaFormat: EXOTEL_MEDIA_FORMAT,
       ...(context === '' ? {} : { context }),
+      verified,
     });
     req.log.info(
       { callSid, profile: prepared.profile, direction: outbound ? 'outbound' : 'inbound' },
       'answered',
     );
-    const url = exotelStreamUrl(prepared.mediaUrl, opts.upgradeCredentials, EXOTEL_MEDIA_FORMAT.sampleRate);
-    return reply.header(OBSERVER_HEADER, prepared.observerToken).send({ url });
+    const url = exotelStreamUrl(
+      prepared.mediaUrl,
+      opts.credentialsFor(prepared.token),
+      EXOTEL_MEDIA_FORMAT.sampleRate,
+    );
+    if (prepared.observerToken !== null) reply.header(OBSERVER_HEADER, prepared.observerToken);
+    return reply.send({ url });
   }
 
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -206,7 +232,7 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
     app.get('/carriers/exotel/stream', stream);
 
     app.post('/carriers/exotel/status', async (req, reply) => {
-      checkConfigured();
+      const verified = verify(req);
       const body = req.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         intake.refused(CARRIER, 'malformed');
@@ -220,13 +246,14 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
         throw new BadRequestError('CallSid is missing or malformed');
       }
       req.log.info({ callSid, callStatus: word }, 'call status callback');
-      // Unsigned, so only a hint: an outbound call's end is read back from the API before it counts.
-      const sealed = contextOf(callSid, params);
+      // Unsigned, so only a hint: an outbound call's end is read back from the API before it counts,
+      // and only for a verified request (an unverified one costs no API read).
+      const sealed = contextOf(callSid, params, verified);
       if (sealed === null) {
         intake.refused(CARRIER, 'bad_context');
         throw new BadRequestError('the call context in CustomField is not valid');
       }
-      if (sealed && Object.hasOwn(FINAL_STATUSES, word))
+      if (sealed && Object.hasOwn(FINAL_STATUSES, word) && intake.allowance(verified).carrierApi)
         void confirmFinalStatus(req, callSid, sealed, params);
       return reply.code(204).send();
     });

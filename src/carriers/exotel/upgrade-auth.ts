@@ -2,21 +2,24 @@
 // `user:password@`, and Exotel sends it back as `Authorization: Basic`. Exotel signs none of its
 // requests, so this and the stream token in the URL's path are all that authenticate a stream.
 //
-// The password is derived from the API token, never the token itself: the URL is the answer to an
-// unauthenticated request, and the API token would let its reader use the account's REST API.
+// The credentials are per call: derived from the stream token the same URL carries, so a leaked URL
+// opens that call's stream only, and only once (the token is single-use). No account secret is in
+// them: the URL may be the answer to an unverified request.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-const LABEL = 'callbridge exotel media upgrade v1';
+const LABEL = 'callbridge exotel media upgrade v2';
+/** The user name of every media URL: the password is what is per call. */
+export const UPGRADE_USERNAME = 'exotel';
 const BASIC = /^Basic +([A-Za-z0-9+/]+={0,2})$/i;
 const MAX_HEADER_CHARS = 1024;
 
-export function upgradePassword(apiToken: string): string {
-  return createHmac('sha256', apiToken).update(LABEL).digest('base64url');
-}
-
-/** The URL's user and password, as Exotel is to present them. */
-export function upgradeCredentials(apiKey: string, apiToken: string): { username: string; password: string } {
-  return { username: apiKey, password: upgradePassword(apiToken) };
+/** The URL's user and password for the stream that presents `streamToken`. */
+export function upgradeCredentials(
+  secret: string,
+  streamToken: string,
+): { username: string; password: string } {
+  const password = createHmac('sha256', `${LABEL}:${secret}`).update(streamToken).digest('base64url');
+  return { username: UPGRADE_USERNAME, password };
 }
 
 /** Whether `header` is Basic auth with exactly these credentials; constant-time in their content. */

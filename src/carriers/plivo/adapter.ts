@@ -2,6 +2,8 @@
 // downlink rules of its stream, its REST API as the call's control, and its webhook routes.
 import type { Logger } from 'pino';
 import { bytesPerMs, type MediaFormat } from '../../audio/format.js';
+import type { ClaimOnce } from '../replay-guard.js';
+import type { SimulationKeys } from '../simulation-keys.js';
 import type { CarrierAdapter, CarrierControl, DownlinkRules } from '../../call/carrier-port.js';
 import type { Config } from '../../config/types.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -18,6 +20,9 @@ export interface PlivoAdapterDeps {
    * work locally; ignored when credentials are set.
    */
   simulatedApiUrl?: string;
+  /** The shared store's claimOnce, so a replayed request is refused on every instance. */
+  claimOnce?: ClaimOnce;
+  simulationKeys?: SimulationKeys | null;
 }
 
 export const PLIVO_REST_TIMEOUT_MS = 5_000;
@@ -76,6 +81,8 @@ export function createPlivoAdapter(
         logger: deps.logger,
         metrics: deps.metrics,
         now: deps.now ?? Date.now,
+        ...(deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
+        simulationAuthToken: deps.simulationKeys?.plivoAuthToken ?? null,
       }),
   };
 }

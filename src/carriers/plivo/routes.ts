@@ -10,7 +10,7 @@ import { type CallAnnouncement, type CallIntake, OBSERVER_HEADER } from '../../c
 import type { OutboundContext } from '../../call/outbound-context.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import { RecentIds } from '../recent-ids.js';
+import { type ClaimOnce, inMemoryClaimOnce } from '../replay-guard.js';
 import { isCarrierId } from '../wire.js';
 import { plivoFinalStatus, plivoHangupReason, plivoVerdict } from './outbound-status.js';
 import { PLIVO_CONTEXT_PARAM, PLIVO_MACHINE_PATH } from './placer.js';
@@ -29,6 +29,10 @@ export interface PlivoRoutesDeps {
   logger: Logger;
   metrics: Metrics;
   now: () => number;
+  /** The shared store's claimOnce, so a replayed request is refused on every instance. */
+  claimOnce?: ClaimOnce;
+  /** The simulated carrier's own key (src/carriers/simulation-keys.ts), when Plivo has no credentials. */
+  simulationAuthToken?: string | null;
 }
 
 export const PLIVO_ANSWER_PATH = '/carriers/plivo/answer';
@@ -36,9 +40,11 @@ export const PLIVO_HANGUP_PATH = '/carriers/plivo/hangup';
 export const PLIVO_STREAM_STATUS_PATH = '/carriers/plivo/stream-status';
 
 const BODY_LIMIT_BYTES = 64 * 1024;
-/** Plivo's V3 signature has a nonce but no timestamp: a nonce seen in this window is a replay. */
-const NONCE_MEMORY_MS = 60 * 60_000;
-const NONCE_MEMORY_ENTRIES = 100_000;
+/**
+ * Plivo's V3 signature has a nonce but no timestamp, so a captured request stays valid: its nonce is
+ * remembered for a day, which outlives any call and any retry Plivo makes (docs/security.md).
+ */
+const NONCE_MEMORY_MS = 24 * 60 * 60_000;
 const XML = 'text/xml; charset=utf-8';
 const MAX_FIELD_CHARS = 256;
 const MAX_CONTEXT_CHARS = 2048;
@@ -81,16 +87,20 @@ export function plivoNumber(value: string): string {
 export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
   const { intake } = deps;
   const log = deps.logger.child({ carrier: 'plivo' });
-  const nonces = new RecentIds({ ttlMs: NONCE_MEMORY_MS, maxEntries: NONCE_MEMORY_ENTRIES, now: deps.now });
+  const claimOnce = deps.claimOnce ?? inMemoryClaimOnce(deps.now);
 
-  function verify(req: FastifyRequest, params: PlivoParams): void {
-    if (deps.authToken === null) {
-      if (!deps.refuseUnverified) return;
+  /** Whether the request was verified; with no auth token (outside production) nothing can verify it. */
+  async function verify(req: FastifyRequest, params: PlivoParams): Promise<boolean> {
+    // Without an auth token, only the simulated carrier's signed requests are verified.
+    const signed = req.headers['x-plivo-signature-v3'] !== undefined;
+    const authToken = deps.authToken ?? (signed ? (deps.simulationAuthToken ?? null) : null);
+    if (authToken === null) {
+      if (!deps.refuseUnverified) return false;
       intake.refused('plivo', 'unverified');
       throw new BadSignatureError('plivo requests are refused: PLIVO_AUTH_TOKEN is not set');
     }
     const check = verifyPlivoSignatureV3({
-      authToken: deps.authToken,
+      authToken,
       signature: req.headers['x-plivo-signature-v3'],
       nonce: req.headers['x-plivo-signature-v3-nonce'],
       // The URL exactly as Plivo called it: the public base, then the path and query as received.
@@ -101,17 +111,18 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       intake.refused('plivo', `signature_${check.reason}`);
       throw new BadSignatureError(`X-Plivo-Signature-V3 does not verify this request (${check.reason})`);
     }
-    // Recorded only once verified, so forged requests cannot fill the memory.
-    if (nonces.seen(check.nonce)) {
+    // Claimed only once verified, so forged requests cannot fill the store; claimed in the shared
+    // store, so a replay is refused by every instance and after a restart.
+    if (!(await claimOnce(`plivo-nonce:${check.nonce}`, NONCE_MEMORY_MS))) {
       intake.refused('plivo', 'signature_replayed');
       throw new BadSignatureError('X-Plivo-Signature-V3-Nonce was already used');
     }
+    return true;
   }
 
-  function readVerified(req: FastifyRequest): PlivoParams {
+  async function readVerified(req: FastifyRequest): Promise<{ params: PlivoParams; verified: boolean }> {
     const params = parseForm(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
-    verify(req, params);
-    return params;
+    return { params, verified: await verify(req, params) };
   }
 
   function callUuid(params: PlivoParams): string {
@@ -136,11 +147,15 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
   }
 
   async function answer(req: FastifyRequest, reply: FastifyReply) {
-    const params = readVerified(req);
+    const { params, verified } = await readVerified(req);
     const callSid = callUuid(params);
     // An outbound call's context rides on the answer URL it was placed with (signed with it).
     const context = answerContext(req.url);
-    const opened = context === undefined ? null : intake.outboundContext(context);
+    const opened = context === undefined ? null : intake.outboundContext('plivo', context, verified);
+    if (context !== undefined && opened === null) {
+      intake.refused('plivo', 'bad_context');
+      throw new BadRequestError('the call context in this URL is not valid');
+    }
     if (opened !== null) identify(opened, callSid, params);
     const admission = intake.admit('plivo');
     reply.header('content-type', XML);
@@ -159,11 +174,13 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       to: plivoNumber(field(params, 'To')),
       direction: field(params, 'Direction') === 'outbound' ? 'outbound' : 'inbound',
       mediaFormat: MULAW_8K,
+      verified,
     };
     if (context !== undefined) announcement.context = context;
     const prepared = intake.prepare(announcement);
     log.info({ callSid, profile: prepared.profile }, 'plivo answer URL answered with a media stream');
-    return reply.header(OBSERVER_HEADER, prepared.observerToken).send(
+    if (prepared.observerToken !== null) reply.header(OBSERVER_HEADER, prepared.observerToken);
+    return reply.send(
       streamXml({
         url: prepared.mediaUrl,
         contentType: 'audio/x-mulaw;rate=8000',
@@ -173,12 +190,12 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
   }
 
   /** The outbound context of a webhook URL we gave Plivo; undefined for a call we did not place. */
-  function outboundContext(req: FastifyRequest): OutboundContext | undefined {
+  function outboundContext(req: FastifyRequest, verified: boolean): OutboundContext | undefined {
     const queryAt = req.url.indexOf('?');
     const sealed =
       queryAt === -1 ? null : new URLSearchParams(req.url.slice(queryAt + 1)).get(PLIVO_CONTEXT_PARAM);
     if (sealed === null) return undefined;
-    const context = intake.outboundContext(sealed);
+    const context = intake.outboundContext('plivo', sealed, verified);
     if (context === null) {
       intake.refused('plivo', 'bad_context');
       throw new BadRequestError('the call context in this URL is not valid');
@@ -187,8 +204,8 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
   }
 
   async function hangup(req: FastifyRequest, reply: FastifyReply) {
-    const params = readVerified(req);
-    const context = outboundContext(req);
+    const { params, verified } = await readVerified(req);
+    const context = outboundContext(req, verified);
     const callSid = context ? callUuid(params) : field(params, 'CallUUID');
     const callStatus = field(params, 'CallStatus');
     const hangupCause = field(params, 'HangupCause');
@@ -224,7 +241,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
 
   // The asynchronous machine-detection verdict of an outbound call (machine_detection_url).
   async function machine(req: FastifyRequest, reply: FastifyReply) {
-    const params = readVerified(req);
+    const { params, verified } = await readVerified(req);
     const callSid = callUuid(params);
     // Plivo reports no detection time: the session measures it from the answer.
     const report = plivoVerdict(field(params, 'Machine'));
@@ -232,14 +249,14 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       intake.refused('plivo', 'malformed');
       throw new BadRequestError('Machine must be true or false');
     }
-    const context = outboundContext(req);
+    const context = outboundContext(req, verified);
     if (context) identify(context, callSid, params);
     intake.machineVerdict('plivo', callSid, report);
     return reply.code(200).send();
   }
 
   async function transfer(req: FastifyRequest, reply: FastifyReply) {
-    readVerified(req);
+    await readVerified(req);
     const to = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1)).get('to') ?? '';
     if (!req.url.includes('?') || !isDialTarget(to)) {
       intake.refused('plivo', 'malformed');
@@ -264,7 +281,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     app.post(PLIVO_MACHINE_PATH, options, machine);
 
     app.post(PLIVO_STREAM_STATUS_PATH, options, async (req, reply) => {
-      const params = readVerified(req);
+      const { params } = await readVerified(req);
       log.info({ callSid: field(params, 'CallUUID'), event: field(params, 'Event') }, 'plivo stream status');
       return reply.code(200).send();
     });

@@ -7,6 +7,7 @@ import type { Config } from '../../config/types.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { createTelnyxCodec } from './codec.js';
 import { createTelnyxRest, type TelnyxRest } from './rest.js';
+import type { SimulationKeys } from '../simulation-keys.js';
 import { telnyxRoutes } from './routes.js';
 import { importTelnyxPublicKeys } from './signature.js';
 
@@ -19,6 +20,8 @@ export interface TelnyxAdapterDeps {
    * answered locally; ignored when a key is set.
    */
   simulatedApiUrl?: string;
+  /** The simulated carrier's own keys, trusted only while Telnyx has no credentials. */
+  simulationKeys?: SimulationKeys | null;
 }
 
 export const TELNYX_REST_TIMEOUT_MS = 5_000;
@@ -91,6 +94,9 @@ export function createTelnyxAdapter(
         intake,
         rest,
         publicKeys,
+        simulationPublicKeys: deps.simulationKeys
+          ? importTelnyxPublicKeys([deps.simulationKeys.telnyxPublicKey])
+          : [],
         refuseUnverified: settings.refuseUnverified,
         codec: settings.streamCodec,
         logger: deps.logger,

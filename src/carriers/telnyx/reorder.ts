@@ -2,6 +2,10 @@
 // are put back in `sequence_number` order within a small window. A frame ahead of a missing one is
 // held; held frames are released in order when the gap fills, or when more than `maxHeld` are
 // waiting (the missing frame is then given up). Pure bookkeeping: no timers, one per stream.
+//
+// A number further from the expected one than `resyncFrames`, ahead or behind, is no reordering: the
+// numbering itself jumped (a glitch, a restarted counter). The window resynchronises on it, releasing
+// what it held, instead of taking every later frame for late and dropping the rest of the call.
 
 export type ReorderOutcome =
   /** A frame that arrived ahead of a missing one and was held, then released in order. */
@@ -10,7 +14,12 @@ export type ReorderOutcome =
   | 'late'
   | 'duplicate'
   /** A missing frame given up on when the window filled. */
-  | 'gap';
+  | 'gap'
+  /** The numbering jumped: the window started over from the frame that showed it. */
+  | 'resync';
+
+/** 50 frames: a second of 20 ms audio, far beyond any reordering a network causes. */
+const DEFAULT_RESYNC_FRAMES = 50;
 
 export type ReorderResult<T> = { kind: 'due'; items: T[] } | { kind: 'late' } | { kind: 'duplicate' };
 
@@ -21,6 +30,8 @@ export class SequenceReorder<T> {
   constructor(
     private readonly maxHeld: number,
     private readonly count: (outcome: ReorderOutcome) => void,
+    /** How far from the expected number a frame is a jump, not a reordering (default 1 s of 20 ms frames). */
+    private readonly resyncFrames = DEFAULT_RESYNC_FRAMES,
   ) {}
 
   get heldCount(): number {
@@ -29,6 +40,9 @@ export class SequenceReorder<T> {
 
   push(sequence: number, item: T): ReorderResult<T> {
     if (this.next === undefined) this.next = sequence;
+    if (Math.abs(sequence - this.next) > Math.max(this.resyncFrames, this.maxHeld)) {
+      return this.resync(sequence, item);
+    }
     if (sequence < this.next) {
       this.count('late');
       return { kind: 'late' };
@@ -62,6 +76,15 @@ export class SequenceReorder<T> {
     }
     this.held.clear();
     return items;
+  }
+
+  /** Starts over at `sequence`: what was held comes first, in order, then this frame. */
+  private resync(sequence: number, item: T): ReorderResult<T> {
+    this.count('resync');
+    const items = this.flush();
+    items.push(item);
+    this.next = sequence + 1;
+    return { kind: 'due', items };
   }
 
   /** Held frames from `next` on, as long as they are consecutive. */

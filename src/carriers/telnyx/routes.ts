@@ -33,6 +33,8 @@ export interface TelnyxRoutesDeps {
   rest: TelnyxRest | null;
   /** Empty: webhooks are not verified. */
   publicKeys: readonly KeyObject[];
+  /** The simulated carrier's own key (src/carriers/simulation-keys.ts), when Telnyx has no public key. */
+  simulationPublicKeys?: readonly KeyObject[];
   /** Unverified webhooks are refused (NODE_ENV=production without TELNYX_PUBLIC_KEY). */
   refuseUnverified: boolean;
   codec: TelnyxStreamCodec;
@@ -95,13 +97,18 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
     void task.finally(() => pending.delete(task));
   }
 
-  function verify(req: FastifyRequest, raw: Buffer): void {
-    if (deps.publicKeys.length === 0) {
-      if (!deps.refuseUnverified) return;
+  /** Whether the webhook was verified; with no public key (outside production) nothing can verify it. */
+  function verify(req: FastifyRequest, raw: Buffer): boolean {
+    // Without a public key, only the simulated carrier's signed webhooks are verified.
+    const signed = req.headers['telnyx-signature-ed25519'] !== undefined;
+    const publicKeys =
+      deps.publicKeys.length > 0 ? deps.publicKeys : signed ? (deps.simulationPublicKeys ?? []) : [];
+    if (publicKeys.length === 0) {
+      if (!deps.refuseUnverified) return false;
       intake.refused('telnyx', 'unverified');
       throw new BadSignatureError('telnyx webhooks are refused: TELNYX_PUBLIC_KEY is not set');
     }
-    const check = verifyTelnyxSignature(deps.publicKeys, {
+    const check = verifyTelnyxSignature(publicKeys, {
       signature: req.headers['telnyx-signature-ed25519'],
       timestamp: req.headers['telnyx-timestamp'],
       rawBody: raw,
@@ -111,6 +118,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
       intake.refused('telnyx', `signature_${check.reason}`);
       throw new BadSignatureError(`telnyx-signature-ed25519 does not verify this request (${check.reason})`);
     }
+    return true;
   }
 
   /**
@@ -128,6 +136,8 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
         direction: context === undefined ? 'inbound' : 'outbound',
         mediaFormat: telnyxMediaFormat(deps.codec),
         ...(context === undefined ? {} : { context }),
+        // Only verified webhooks get here: every Telnyx answer is a call on its API.
+        verified: true,
       });
     } catch (err) {
       seen.forget(call.callSid);
@@ -196,7 +206,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
   ): { sealed: string; context: OutboundContext } | undefined {
     const sealed = decodeClientState(call.clientState)?.ctx;
     if (sealed === undefined) return undefined;
-    const context = intake.outboundContext(sealed);
+    const context = intake.outboundContext('telnyx', sealed, true);
     if (context === null) {
       throw refusal(
         `telnyx ${webhook.eventType}: the call context in client_state is not valid`,
@@ -328,17 +338,28 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
       { bodyLimit: BODY_LIMIT_BYTES },
       async (req: FastifyRequest, reply: FastifyReply) => {
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        verify(req, raw);
+        const verified = verify(req, raw);
         let prepared: PreparedCall | undefined;
         try {
-          prepared = onEvent(readTelnyxWebhook(raw));
+          const webhook = readTelnyxWebhook(raw);
+          if (!intake.allowance(verified).carrierApi) {
+            // Whatever Telnyx is told to do is a call on its API: an unverified webhook causes none.
+            // Acknowledged, so a real Telnyx does not retry it, and counted.
+            intake.refused('telnyx', 'unverified');
+            req.log.info(
+              { eventType: webhook.eventType },
+              'unverified telnyx webhook acknowledged, not acted on',
+            );
+            return reply.code(200).send({ received: true });
+          }
+          prepared = onEvent(webhook);
         } catch (err) {
           const { code, refusal: reason } = err as { code?: unknown; refusal?: unknown };
           if (code === BAD_REQUEST)
             intake.refused('telnyx', typeof reason === 'string' ? reason : 'malformed');
           throw err;
         }
-        if (prepared) reply.header(OBSERVER_HEADER, prepared.observerToken);
+        if (prepared?.observerToken) reply.header(OBSERVER_HEADER, prepared.observerToken);
         // Telnyx wants a 200; anything else sends the event to the failover URL.
         return reply.code(200).send({ received: true });
       },

@@ -6,6 +6,7 @@ import type { CarrierAdapter, CarrierControl } from '../../call/carrier-port.js'
 import { publicWsBase } from '../../call/media-url.js';
 import type { Config } from '../../config/types.js';
 import { BadSignatureError } from '../../errors.js';
+import type { SimulationKeys } from '../simulation-keys.js';
 import { createTwilioCodec } from './codec.js';
 import { createTwilioRest } from './rest.js';
 import { twilioRoutes } from './routes.js';
@@ -15,7 +16,10 @@ const REST_TIMEOUT_MS = 5_000;
 /** Outbound audio in whole 20 ms frames: any size is accepted, but whole frames avoid jitter. */
 const FRAME_MS = 20;
 
-export function createTwilioAdapter(config: Config): CarrierAdapter {
+export function createTwilioAdapter(
+  config: Config,
+  deps: { simulationKeys?: SimulationKeys | null } = {},
+): CarrierAdapter {
   const { accountSid, authToken } = config.twilio;
   const rest =
     accountSid && authToken
@@ -32,7 +36,8 @@ export function createTwilioAdapter(config: Config): CarrierAdapter {
     createCodec: createTwilioCodec,
     downlink: (format) => ({ frameBytes: Math.round(bytesPerMs(format) * FRAME_MS) }),
     control,
-    routes: (intake) => twilioRoutes(config, intake),
+    routes: (intake) =>
+      twilioRoutes(config, intake, { simulationAuthToken: deps.simulationKeys?.twilioAuthToken ?? null }),
   };
   if (authToken) {
     // The upgrade is signed over the wss:// URL as called (its path holds the token), with no params.

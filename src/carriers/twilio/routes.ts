@@ -89,24 +89,36 @@ function twiml(reply: FastifyReply, body: string): FastifyReply {
   return reply.header('content-type', 'text/xml; charset=utf-8').send(body);
 }
 
-export function twilioRoutes(config: Config, intake: CallIntake) {
-  const authToken = config.twilio.authToken;
-
-  /** Signed over the URL exactly as the carrier called it, plus the POST parameters. */
-  const verify = (req: FastifyRequest, params: FormParams) => {
-    if (!authToken) return;
+export function twilioRoutes(
+  config: Config,
+  intake: CallIntake,
+  opts: { simulationAuthToken?: string | null } = {},
+) {
+  /**
+   * Signed over the URL exactly as the carrier called it, plus the POST parameters. Returns whether
+   * the request was verified: with no auth token (outside production) only the simulated carrier's
+   * signed requests are; an unsigned one is unverified.
+   */
+  const verify = (req: FastifyRequest, params: FormParams): boolean => {
+    const signed = req.headers['x-twilio-signature'] !== undefined;
+    const authToken = config.twilio.authToken ?? (signed ? (opts.simulationAuthToken ?? null) : null);
+    if (!authToken) return false;
     const url = `${config.publicUrl}${req.url}`;
     if (!validateTwilioSignature(authToken, req.headers['x-twilio-signature'], url, params)) {
       intake.refused('twilio', 'bad_signature');
       throw new BadSignatureError('X-Twilio-Signature does not match this request');
     }
+    return true;
   };
 
   /** The outbound context in the URL Twilio was given, or undefined for a call we did not place. */
-  const contextOf = (req: FastifyRequest): { sealed: string; context: OutboundContext } | undefined => {
+  const contextOf = (
+    req: FastifyRequest,
+    verified: boolean,
+  ): { sealed: string; context: OutboundContext } | undefined => {
     const sealed = (req.query as Record<string, unknown> | undefined)?.[TWILIO_CONTEXT_PARAM];
     if (sealed === undefined) return undefined;
-    const context = intake.outboundContext(sealed);
+    const context = intake.outboundContext('twilio', sealed, verified);
     if (context === null || typeof sealed !== 'string') {
       intake.refused('twilio', 'bad_context');
       throw new BadRequestError('the call context in this URL is not valid');
@@ -123,7 +135,7 @@ export function twilioRoutes(config: Config, intake: CallIntake) {
 
     app.post('/carriers/twilio/voice', async (req: FastifyRequest, reply: FastifyReply) => {
       const params = (req.body ?? {}) as FormParams;
-      verify(req, params);
+      const verified = verify(req, params);
       const callSid = single(params, 'CallSid');
       if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
       if (intake.admit('twilio') !== 'admitted') {
@@ -132,7 +144,7 @@ export function twilioRoutes(config: Config, intake: CallIntake) {
         if (redirectUrl) return twiml(reply, redirectTwiml(redirectUrl));
         return twiml(reply, audioUrl ? playHangupTwiml(audioUrl) : sayHangupTwiml(message));
       }
-      const outbound = contextOf(req);
+      const outbound = contextOf(req, verified);
       const direction =
         outbound || single(params, 'Direction').startsWith('outbound') ? 'outbound' : 'inbound';
       // Twilio's bidirectional streams carry μ-law 8 kHz only.
@@ -144,20 +156,21 @@ export function twilioRoutes(config: Config, intake: CallIntake) {
         direction,
         mediaFormat: MULAW_8K,
         ...(outbound ? { context: outbound.sealed } : {}),
+        verified,
       });
       // The token is in the stream URL's path, and as a <Parameter> too, which `start` echoes back.
-      reply.header(OBSERVER_HEADER, prepared.observerToken);
+      if (prepared.observerToken !== null) reply.header(OBSERVER_HEADER, prepared.observerToken);
       return twiml(reply, connectStreamTwiml(prepared.mediaUrl, { token: prepared.token }));
     });
 
     app.post('/carriers/twilio/status', async (req: FastifyRequest, reply: FastifyReply) => {
       const params = (req.body ?? {}) as FormParams;
-      verify(req, params);
+      const verified = verify(req, params);
       const callSid = single(params, 'CallSid');
       const callStatus = single(params, 'CallStatus');
       if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
       req.log.info({ callSid, callStatus: callStatus.slice(0, 32) }, 'call status callback');
-      const outbound = contextOf(req);
+      const outbound = contextOf(req, verified);
       const status = Object.hasOwn(FINAL_STATUSES, callStatus) ? FINAL_STATUSES[callStatus] : undefined;
       if (outbound && status) {
         const seconds = Number(single(params, 'CallDuration'));
@@ -178,12 +191,12 @@ export function twilioRoutes(config: Config, intake: CallIntake) {
     // Asynchronous answering-machine detection's verdict (AsyncAmdStatusCallback).
     app.post('/carriers/twilio/amd', async (req: FastifyRequest, reply: FastifyReply) => {
       const params = (req.body ?? {}) as FormParams;
-      verify(req, params);
+      const verified = verify(req, params);
       const callSid = single(params, 'CallSid');
       if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
       const report = twilioVerdict(single(params, 'AnsweredBy'), single(params, 'MachineDetectionDuration'));
       if (report === null) throw new BadRequestError('AnsweredBy is missing or not a verdict Twilio gives');
-      contextOf(req);
+      contextOf(req, verified);
       intake.machineVerdict('twilio', callSid, report);
       return reply.code(204).send();
     });

@@ -5,7 +5,8 @@ import type { CarrierAdapter, CarrierControl, DownlinkRules } from '../../call/c
 import type { Config } from '../../config/types.js';
 import { createAppTokenSource, simulatedAppTokenSource } from './app-token.js';
 import { createVonageCodec } from './codec.js';
-import type { ClaimOnce } from './replay-guard.js';
+import type { ClaimOnce } from '../replay-guard.js';
+import type { SimulationKeys } from '../simulation-keys.js';
 import { createVonageRest, type VonageRest } from './rest.js';
 import { vonageRoutes } from './routes.js';
 
@@ -30,6 +31,7 @@ export interface VonageAdapterDeps {
   simulatedApiUrl?: string;
   nowMs?: () => number;
   restTimeoutMs?: number;
+  simulationKeys?: SimulationKeys | null;
 }
 
 /** Exactly one 20 ms frame per message, paced: Vonage plays each message as one frame. */
@@ -78,6 +80,7 @@ export function createVonageAdapter(config: Config, deps: VonageAdapterDeps = {}
         apiKey,
         refuseUnverified: config.nodeEnv === 'production',
         claimOnce: deps.claimOnce,
+        simulationSecret: deps.simulationKeys?.vonageSignatureSecret ?? null,
         nowMs: deps.nowMs,
       }),
   };

@@ -3,6 +3,7 @@
 // takes status events, and for an outbound call (its sealed context in the URL's query) reports
 // the final status and the machine-detection results. Both are verified as signed webhooks when a
 // signature secret is set.
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MediaFormat } from '../../audio/format.js';
 import { type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
@@ -12,7 +13,7 @@ import { CALL_HEADER, CALL_UUID, TOKEN_HEADER } from './codec.js';
 import { connectWebsocketNcco, sayHangupNcco, streamHangupNcco } from './ncco.js';
 import { vonageFinalStatus, vonageVerdict } from './outbound-events.js';
 import { VONAGE_CONTEXT_PARAM } from './placer.js';
-import { type ClaimOnce, inMemoryClaimOnce } from './replay-guard.js';
+import { type ClaimOnce, inMemoryClaimOnce } from '../replay-guard.js';
 import { SIGNATURE_TOLERANCE_MS, verifyVonageSignature } from './signature.js';
 
 export interface VonageRoutesOptions {
@@ -24,6 +25,8 @@ export interface VonageRoutesOptions {
   refuseUnverified: boolean;
   /** Records each token's nonce once; default: in this process only. */
   claimOnce?: ClaimOnce;
+  /** The simulated carrier's own secret (src/carriers/simulation-keys.ts), when Vonage has no secret. */
+  simulationSecret?: string | null;
   nowMs?: () => number;
 }
 
@@ -61,18 +64,21 @@ export function e164(value: string): string {
 export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
   const { intake } = opts;
   const now = opts.nowMs ?? Date.now;
-  const verified = opts.signatureSecrets.length > 0;
+  const verifiable = opts.signatureSecrets.length > 0;
   const claimOnce = opts.claimOnce ?? inMemoryClaimOnce(now);
 
   /** docs/protocols/vonage.md, signed webhooks: over the raw body (empty for GET), iat within tolerance. */
-  async function verify(req: FastifyRequest, rawBody: Buffer): Promise<void> {
-    if (!verified) {
-      if (!opts.refuseUnverified) return;
+  async function verify(req: FastifyRequest, rawBody: Buffer): Promise<boolean> {
+    // Without a signature secret, only the simulated carrier's signed requests are verified.
+    const simulated = !verifiable && req.headers.authorization !== undefined && opts.simulationSecret;
+    const secrets = verifiable ? opts.signatureSecrets : simulated ? [simulated] : [];
+    if (secrets.length === 0) {
+      if (!opts.refuseUnverified) return false;
       intake.refused(CARRIER, 'unverified');
       throw new BadSignatureError('Vonage webhooks cannot be verified here: no signature secret is set');
     }
     const check = await verifyVonageSignature(req.headers.authorization, rawBody, {
-      secrets: opts.signatureSecrets,
+      secrets,
       applicationId: opts.applicationId,
       apiKey: opts.apiKey,
       toleranceMs: SIGNATURE_TOLERANCE_MS,
@@ -82,14 +88,20 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
       intake.refused(CARRIER, `signature_${check.reason}`);
       throw new BadSignatureError('the Vonage signature does not verify this request');
     }
-    // A token is accepted once; it is remembered as long as its iat would pass.
+    // A token is accepted once, on every instance; it is remembered as long as its iat would pass.
+    // A token without a usable jti is claimed by its own bytes: the same token twice is a replay.
     const { jti } = check.claims;
-    if (typeof jti === 'string' && jti !== '' && jti.length <= MAX_JTI_CHARS) {
-      if (!(await claimOnce(`vonage-jwt:${jti}`, 2 * SIGNATURE_TOLERANCE_MS))) {
-        intake.refused(CARRIER, 'signature_replayed');
-        throw new BadSignatureError('the Vonage signature does not verify this request');
-      }
+    const key =
+      typeof jti === 'string' && jti !== '' && jti.length <= MAX_JTI_CHARS
+        ? `vonage-jwt:${jti}`
+        : `vonage-jwt-sha256:${createHash('sha256')
+            .update(req.headers.authorization ?? '')
+            .digest('hex')}`;
+    if (!(await claimOnce(key, 2 * SIGNATURE_TOLERANCE_MS))) {
+      intake.refused(CARRIER, 'signature_replayed');
+      throw new BadSignatureError('the Vonage signature does not verify this request');
     }
+    return true;
   }
 
   function jsonBody(raw: Buffer): Params {
@@ -107,7 +119,12 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
     return body;
   }
 
-  async function answer(req: FastifyRequest, reply: FastifyReply, params: Params): Promise<FastifyReply> {
+  async function answer(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    params: Params,
+    verified: boolean,
+  ): Promise<FastifyReply> {
     const query = (req.query ?? {}) as Params;
     const callSid = text(params, 'uuid', 64);
     if (!CALL_UUID.test(callSid)) {
@@ -125,6 +142,10 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
     // Our own outbound calls name themselves on the answer URL they were created with (adapter.ts).
     const outbound = text(query, 'direction', 16) === 'outbound';
     const context = outbound ? text(query, 'context', MAX_CONTEXT_CHARS) : '';
+    if (context !== '' && intake.outboundContext(CARRIER, context, verified) === null) {
+      intake.refused(CARRIER, 'bad_context');
+      throw new BadRequestError('the call context in this URL is not valid');
+    }
     const prepared = intake.prepare({
       carrier: CARRIER,
       callSid,
@@ -133,16 +154,16 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
       direction: outbound ? 'outbound' : 'inbound',
       mediaFormat: VONAGE_MEDIA_FORMAT,
       ...(context === '' ? {} : { context }),
+      verified,
     });
     req.log.info(
       { callSid, profile: prepared.profile, direction: outbound ? 'outbound' : 'inbound' },
       'answered',
     );
-    return reply
-      .header(OBSERVER_HEADER, prepared.observerToken)
-      .send(
-        connectWebsocketNcco(prepared.mediaUrl, { [CALL_HEADER]: callSid, [TOKEN_HEADER]: prepared.token }),
-      );
+    if (prepared.observerToken !== null) reply.header(OBSERVER_HEADER, prepared.observerToken);
+    return reply.send(
+      connectWebsocketNcco(prepared.mediaUrl, { [CALL_HEADER]: callSid, [TOKEN_HEADER]: prepared.token }),
+    );
   }
 
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -153,19 +174,19 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
     );
 
     app.get('/carriers/vonage/answer', async (req, reply) => {
-      await verify(req, EMPTY);
-      return answer(req, reply, (req.query ?? {}) as Params);
+      const verified = await verify(req, EMPTY);
+      return answer(req, reply, (req.query ?? {}) as Params, verified);
     });
 
     app.post('/carriers/vonage/answer', async (req, reply) => {
       const raw = Buffer.isBuffer(req.body) ? req.body : EMPTY;
-      await verify(req, raw);
-      return answer(req, reply, jsonBody(raw));
+      const verified = await verify(req, raw);
+      return answer(req, reply, jsonBody(raw), verified);
     });
 
     app.post('/carriers/vonage/events', async (req, reply) => {
       const raw = Buffer.isBuffer(req.body) ? req.body : EMPTY;
-      await verify(req, raw);
+      const verified = await verify(req, raw);
       const event = jsonBody(raw);
       const status = boundedStatusWord(event.status);
       const subState = boundedStatusWord(event.sub_state);
@@ -180,7 +201,7 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
       // An inbound call's events are logged; the call itself is run from its media stream.
       const query = (req.query ?? {}) as Params;
       if (!Object.hasOwn(query, VONAGE_CONTEXT_PARAM)) return reply.code(204).send();
-      const context = intake.outboundContext(query[VONAGE_CONTEXT_PARAM]);
+      const context = intake.outboundContext(CARRIER, query[VONAGE_CONTEXT_PARAM], verified);
       if (context === null) {
         intake.refused(CARRIER, 'bad_context');
         throw new BadRequestError('the call context in this URL is not valid');

@@ -174,7 +174,23 @@ export async function startSimulatedCarrierApi(
     }
     opts.onRequest?.({ method: req.method ?? 'GET', path: url.pathname });
     if (req.method === 'GET' && url.pathname === '/sim/calls') {
-      return { status: 200, body: { calls: calls.list(LIST_LIMIT) } };
+      // The list shows calls, never what opens them: no stream URL (its token), no request bodies
+      // (webhook URLs, client state). A call's own record is for whoever already knows its id.
+      return {
+        status: 200,
+        body: {
+          calls: calls
+            .list(LIST_LIMIT)
+            .map(({ carrier, callSid, createdAtMs, state, status, durationS }) => ({
+              carrier,
+              callSid,
+              createdAtMs,
+              state,
+              ...(status === undefined ? {} : { status }),
+              ...(durationS === undefined ? {} : { durationS }),
+            })),
+        },
+      };
     }
     if (req.method === 'GET' && url.pathname.startsWith('/sim/calls/')) return simCall(url);
     return carrierRequest(req, url, readBody(req, raw));

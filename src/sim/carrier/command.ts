@@ -14,6 +14,7 @@ import { DEFAULT_DIALECT, dialectNames, findDialect } from './dialects/index.js'
 import type { CallEvent } from './events.js';
 import { formatEvent, SPEAK_REASONS, seconds } from './format.js';
 import { DEFAULT_FROM, DEFAULT_HOLD_MS, DEFAULT_SERVER, DEFAULT_TO, placeCall } from './place-call.js';
+import { simulationEnvFromDataDir } from './simulation-keys-file.js';
 
 export interface CommandIo {
   stdout(text: string): void;
@@ -91,7 +92,10 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
       to: parsed.to,
       audio,
       dialect,
-      env: io.env,
+      // Signed as the carrier would sign: with its credentials when they are set here, else with the
+      // keys of the simulated carrier the local server runs.
+      env: { ...simulationEnvFromDataDir(io.env, process.cwd()), ...definedOnly(io.env) },
+      adminToken: adminToken(io.env).value,
       holdMs: parsed.holdMs,
       waitForGreeting: parsed.waitForGreeting,
       onEvent: (event) => {
@@ -258,4 +262,13 @@ async function readBundledPhrase(): Promise<Buffer> {
   } catch (err) {
     throw new Error(`cannot read the bundled caller phrase ${path}: ${(err as Error).message}`);
   }
+}
+
+/** The variables that hold a value: an empty one must not hide the simulation's key. */
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '',
+    ),
+  );
 }

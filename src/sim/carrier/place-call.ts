@@ -38,6 +38,11 @@ export interface PlaceCallOptions {
   signal?: AbortSignal;
   webhookTimeoutMs?: number;
   streamOpenTimeoutMs?: number;
+  /**
+   * The admin token, for the feed of a call whose answer offered no observer token: the server hands
+   * one out only for a verified webhook (docs/security.md), and an unsigned one is not.
+   */
+  adminToken?: string | null;
 }
 
 export interface CallResult {
@@ -93,10 +98,11 @@ export async function placeCall(opts: PlaceCallOptions): Promise<CallResult> {
   const { stream } = answer;
 
   let observer: ObserverFeed | undefined;
-  if (answer.observerToken !== undefined) {
+  const feedToken = answer.observerToken ?? opts.adminToken ?? undefined;
+  if (feedToken !== undefined) {
     observer = openObserverFeed({
       url: `${server}/calls/${encodeURIComponent(stream.callSid)}/events`,
-      token: answer.observerToken,
+      token: feedToken,
       onMessage: (message) => log.emit(message),
       onWarning: log.warnOnce,
     });

@@ -10,7 +10,14 @@ import { exotelTarget } from '../../helpers/exotel-carrier.js';
 
 const KEY = 'exotel-api-key';
 const TOKEN = 'exotel-api-token-secret-0001';
-const CREDENTIALS = { EXOTEL_ACCOUNT_SID: 'acme1', EXOTEL_API_KEY: KEY, EXOTEL_API_TOKEN: TOKEN };
+const SECRET = 'stream-token-secret-of-the-exotel-adapter-test';
+const CREDENTIALS = {
+  EXOTEL_ACCOUNT_SID: 'acme1',
+  EXOTEL_API_KEY: KEY,
+  EXOTEL_API_TOKEN: TOKEN,
+  EXOTEL_ALLOWED_CIDRS: '127.0.0.1',
+  STREAM_TOKEN_SECRET: SECRET,
+};
 
 let app: FastifyInstance | undefined;
 afterEach(async () => {
@@ -54,9 +61,10 @@ describe('exotel adapter', () => {
     expect(adapter.verified).toBe(true);
   });
 
-  it('is unverified without credentials', () => {
-    const adapter = createExotelAdapter(load({}));
-    expect(adapter.verified).toBe(false);
+  it('is unverified without EXOTEL_ALLOWED_CIDRS, whatever its credentials', () => {
+    expect(createExotelAdapter(load({})).verified).toBe(false);
+    const { EXOTEL_ALLOWED_CIDRS: _, ...withoutNetworks } = CREDENTIALS;
+    expect(createExotelAdapter(load(withoutNetworks)).verified).toBe(false);
   });
 
   it('creates a fresh codec per connection', () => {
@@ -99,7 +107,7 @@ describe('exotel media upgrade', () => {
     const base = await guardedMediaRoute(CREDENTIALS);
     const handedOut = exotelStreamUrl(
       'wss://bridge.example.com/media/exotel/i-1/tok123',
-      upgradeCredentials(KEY, TOKEN),
+      upgradeCredentials(SECRET, 'tok123'),
       8000,
     );
     const target = exotelTarget(handedOut, base);
@@ -107,11 +115,14 @@ describe('exotel media upgrade', () => {
     expect(await upgrade(target.url, {})).toBe(401);
     const raw = `Basic ${Buffer.from(`${KEY}:${TOKEN}`).toString('base64')}`;
     expect(await upgrade(target.url, { authorization: raw })).toBe(401);
+    // One call's credentials open no other call's stream.
+    const other = target.url.replace('tok123', 'tok124');
+    expect(await upgrade(other, target.headers)).toBe(401);
   });
 
-  it('admits any upgrade without credentials outside production', async () => {
+  it('refuses an upgrade without credentials outside production too', async () => {
     const base = await guardedMediaRoute({});
-    expect(await upgrade(`${base.replace('http', 'ws')}/media/exotel/i-1/tok`, {})).toBe(101);
+    expect(await upgrade(`${base.replace('http', 'ws')}/media/exotel/i-1/tok`, {})).toBe(401);
   });
 
   it('refuses every upgrade without credentials in production', async () => {

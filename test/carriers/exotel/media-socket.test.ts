@@ -13,8 +13,7 @@ import {
   openExotelStream,
 } from '../../helpers/exotel-carrier.js';
 
-const KEY = 'exotel-api-key';
-const TOKEN = 'exotel-api-token-secret-0001';
+const SECRET = 'stream-token-secret-of-the-exotel-media-test';
 
 let server: CodecSocketServer | undefined;
 let client: ExotelStreamClient | undefined;
@@ -32,7 +31,7 @@ function pcm(bytes: number, seed: number): Buffer {
 }
 
 async function open() {
-  const adapter = createExotelAdapter(load({ EXOTEL_API_KEY: KEY, EXOTEL_API_TOKEN: TOKEN }));
+  const adapter = createExotelAdapter(load({ STREAM_TOKEN_SECRET: SECRET }));
   server = await startCodecSocket({
     carrier: 'exotel',
     createCodec: adapter.createCodec,
@@ -40,7 +39,7 @@ async function open() {
   });
   const handedOut = exotelStreamUrl(
     'wss://bridge.example.com/media/exotel/i-1/tok-9',
-    upgradeCredentials(KEY, TOKEN),
+    upgradeCredentials(SECRET, 'tok-9'),
     8000,
   );
   const callSid = newExotelSid();

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CarrierCallState } from '../../../src/carriers/call-status.js';
 import type { OutboundContext } from '../../../src/call/outbound-context.js';
 import { exotelRoutes } from '../../../src/carriers/exotel/routes.js';
+import { networkMatcher } from '../../../src/carriers/exotel/networks.js';
 import { upgradeCredentials } from '../../../src/carriers/exotel/upgrade-auth.js';
 import { type CarrierApp, startCarrierApp } from '../../helpers/carrier-app.js';
 import { createFakeIntake, type FakeIntake, INSTANCE } from '../../helpers/fake-intake.js';
@@ -14,8 +15,8 @@ import {
   requestExotelStream,
 } from '../../helpers/exotel-carrier.js';
 
-const KEY = 'exotel-api-key';
-const TOKEN = 'exotel-api-token-secret-0001';
+const SECRET = 'stream-token-secret-of-the-exotel-routes-test';
+const credentialsFor = (token: string) => upgradeCredentials(SECRET, token);
 
 let server: CarrierApp | undefined;
 afterEach(async () => {
@@ -47,16 +48,26 @@ function fakePlacer(kept: Record<string, string>, api: (callSid: string) => Prom
   };
 }
 
+/**
+ * Exotel's routes; by default the test's own address (loopback) is Exotel's allowed network, so its
+ * requests are verified. `networks: null` leaves EXOTEL_ALLOWED_CIDRS unset.
+ */
 async function start(
-  opts: { credentials?: boolean; refuseUnverified?: boolean; placer?: ReturnType<typeof fakePlacer> } = {},
+  opts: {
+    networks?: string[] | null;
+    refuseUnverified?: boolean;
+    placer?: ReturnType<typeof fakePlacer>;
+  } = {},
 ): Promise<{ intake: FakeIntake; baseUrl: string }> {
   const intake = createFakeIntake();
-  intake.outboundContext = (sealed) =>
-    typeof sealed === 'string' && sealed.startsWith('c1.good') ? CONTEXT : null;
+  intake.outboundContext = (_carrier, sealed, verified) =>
+    verified && typeof sealed === 'string' && sealed.startsWith('c1.good') ? CONTEXT : null;
+  const networks = opts.networks === undefined ? ['127.0.0.1/32'] : opts.networks;
   server = await startCarrierApp(
     exotelRoutes({
       intake,
-      upgradeCredentials: opts.credentials === false ? null : upgradeCredentials(KEY, TOKEN),
+      credentialsFor,
+      fromAllowedNetwork: networks === null ? null : networkMatcher(networks),
       refuseUnverified: opts.refuseUnverified ?? false,
       placer: opts.placer ?? null,
     }),
@@ -82,10 +93,9 @@ describe('exotel stream URL', () => {
       `wss://bridge.example.com/media/exotel/${INSTANCE}/${prepared!.token}`,
     );
     expect(url.searchParams.get('sample-rate')).toBe('8000');
-    expect(decodeURIComponent(url.username)).toBe(KEY);
-    expect(decodeURIComponent(url.password)).toBe(upgradeCredentials(KEY, TOKEN).password);
-    // The API token itself never leaves the server: the answer goes to whoever asks.
-    expect(answer.body).not.toContain(TOKEN);
+    // The call's own credentials, derived from its single-use token: no account secret in them.
+    expect(decodeURIComponent(url.username)).toBe('exotel');
+    expect(decodeURIComponent(url.password)).toBe(credentialsFor(prepared!.token).password);
     expect(answer.observer).toBe(prepared!.observerToken);
     expect(intake.announced).toEqual([
       {
@@ -96,6 +106,7 @@ describe('exotel stream URL', () => {
         to: '+918012345678',
         direction: 'inbound',
         mediaFormat: { encoding: 'linear16', sampleRate: 8000, channels: 1 },
+        verified: true,
       },
     ]);
   });
@@ -107,18 +118,19 @@ describe('exotel stream URL', () => {
     expect(target.url).toBe(
       `ws://127.0.0.1:9/media/exotel/${INSTANCE}/${intake.prepared[0]!.token}?sample-rate=8000`,
     );
+    const { password } = credentialsFor(intake.prepared[0]!.token);
     expect(target.headers.authorization).toBe(
-      `Basic ${Buffer.from(`${KEY}:${upgradeCredentials(KEY, TOKEN).password}`).toString('base64')}`,
+      `Basic ${Buffer.from(`exotel:${password}`).toString('base64')}`,
     );
     expect(target.sampleRate).toBe(8000);
   });
 
-  it('hands out a URL without credentials when none are set, outside production', async () => {
-    const { baseUrl } = await start({ credentials: false });
-    const answer = await requestExotelStream(baseUrl, { CallSid: newExotelSid() });
-    const url = new URL(answer.url!);
-    expect(url.username).toBe('');
-    expect(url.password).toBe('');
+  it('gives every call credentials of its own', async () => {
+    const { baseUrl } = await start();
+    const first = new URL((await requestExotelStream(baseUrl, { CallSid: newExotelSid() })).url!);
+    const second = new URL((await requestExotelStream(baseUrl, { CallSid: newExotelSid() })).url!);
+    expect(first.password).not.toBe('');
+    expect(first.password).not.toBe(second.password);
   });
 
   it('reads an outbound call and its context from CustomField, the number called as `to`', async () => {
@@ -203,14 +215,46 @@ describe('exotel stream URL', () => {
     expect(res.status).toBe(400);
   });
 
-  it('refuses every request when no credentials are set in production', async () => {
-    const { intake, baseUrl } = await start({ credentials: false, refuseUnverified: true });
+  it('refuses every request while EXOTEL_ALLOWED_CIDRS is unset in production', async () => {
+    const { intake, baseUrl } = await start({ networks: null, refuseUnverified: true });
     expect((await requestExotelStream(baseUrl, { CallSid: newExotelSid() })).status).toBe(403);
     expect((await postExotelStatus(baseUrl, { CallSid: newExotelSid(), Status: 'completed' })).status).toBe(
       403,
     );
     expect(intake.prepared).toHaveLength(0);
     expect(intake.refusals.map((r) => r.reason)).toEqual(['unverified', 'unverified']);
+  });
+
+  it('refuses a request from outside EXOTEL_ALLOWED_CIDRS, preparing nothing', async () => {
+    const { intake, baseUrl } = await start({ networks: ['10.0.0.0/8', '2001:db8::/32'] });
+    const answer = await requestExotelStream(baseUrl, { CallSid: newExotelSid() });
+    expect(answer.status).toBe(403);
+    expect(answer.observer).toBeNull();
+    expect(JSON.parse(answer.body).error.code).toBe('CALLBRIDGE_BAD_SIGNATURE');
+    expect(intake.prepared).toHaveLength(0);
+    expect(intake.refusals).toEqual([{ carrier: 'exotel', reason: 'network' }]);
+  });
+
+  it('answers an unverified request (no networks set, outside production) as unverified: no observer token', async () => {
+    const { intake, baseUrl } = await start({ networks: null });
+    const answer = await requestExotelStream(baseUrl, { CallSid: newExotelSid() });
+    expect(answer.status).toBe(200);
+    expect(intake.announced[0]).toMatchObject({ verified: false });
+    expect(answer.observer).toBeNull();
+    // Its stream still needs the call's own credentials.
+    expect(new URL(answer.url!).password).toBe(credentialsFor(intake.prepared[0]!.token).password);
+  });
+
+  it('reads no context for an unverified request: a CustomField that claims one is refused', async () => {
+    const callSid = newExotelSid();
+    const placer = fakePlacer({ [callSid]: SEALED }, () => Promise.reject(new Error('not asked')));
+    const { intake, baseUrl } = await start({ networks: null, placer });
+    const claimed = await requestExotelStream(baseUrl, { CallSid: newExotelSid(), CustomField: SEALED });
+    expect(claimed.status).toBe(400);
+    // A call placed here, named by an unverified request, is answered as an inbound call.
+    expect((await requestExotelStream(baseUrl, { CallSid: callSid, Direction: '' })).status).toBe(200);
+    expect(intake.announced).toEqual([expect.objectContaining({ direction: 'inbound', verified: false })]);
+    expect(intake.announced[0]).not.toHaveProperty('context');
   });
 });
 
@@ -334,6 +378,21 @@ describe('exotel status callback of an outbound call', () => {
     await confirmed(placer);
     expect(placer.asked).toEqual([callSid]);
     expect(intake.statuses).toHaveLength(1);
+  });
+
+  it('costs no API read when the callback is unverified', async () => {
+    const callSid = newExotelSid();
+    const placer = fakePlacer({ [callSid]: SEALED }, async () => state(callSid, 'busy'));
+    const { intake, baseUrl } = await start({ networks: null, placer });
+    expect((await postExotelStatus(baseUrl, { CallSid: callSid, Status: 'busy' })).status).toBe(204);
+    // The same callback from Exotel's network is read back: the unverified one was not.
+    await server!.close();
+    const verified = await start({ placer });
+    expect((await postExotelStatus(verified.baseUrl, { CallSid: callSid, Status: 'busy' })).status).toBe(204);
+    await confirmed(placer);
+    expect(placer.asked).toEqual([callSid]);
+    expect(intake.statuses).toEqual([]);
+    expect(verified.intake.statuses).toHaveLength(1);
   });
 
   it.each([

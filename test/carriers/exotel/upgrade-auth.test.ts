@@ -1,25 +1,22 @@
-// Basic auth on Exotel's media upgrade, with headers built by hand as Exotel builds them.
+// Basic auth on Exotel's media upgrade, with headers built by hand as Exotel builds them. The
+// credentials are one call's: derived from the stream token its URL carries.
 import { describe, expect, it } from 'vitest';
-import {
-  basicAuthMatches,
-  upgradeCredentials,
-  upgradePassword,
-} from '../../../src/carriers/exotel/upgrade-auth.js';
+import { basicAuthMatches, upgradeCredentials } from '../../../src/carriers/exotel/upgrade-auth.js';
 
-const KEY = 'exotel-api-key';
-const TOKEN = 'exotel-api-token-secret-0001';
+const SECRET = 'stream-token-secret-of-the-upgrade-auth-test';
+const TOKEN = 'v1.eyJjYWxsIjoiMSJ9.c2lnbmF0dXJl';
 const basic = (user: string, password: string) =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 describe('exotel upgrade auth', () => {
-  const { username, password } = upgradeCredentials(KEY, TOKEN);
+  const { username, password } = upgradeCredentials(SECRET, TOKEN);
 
-  it('hands out the API key and a password derived from the token, never the token', () => {
-    expect(username).toBe(KEY);
-    expect(password).not.toContain(TOKEN);
-    expect(password).toBe(upgradePassword(TOKEN));
+  it('hands out a password of this call only, derived from its token, never the secret', () => {
+    expect(username).toBe('exotel');
+    expect(password).not.toContain(SECRET);
     expect(password).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(upgradePassword('another-token')).not.toBe(password);
+    expect(upgradeCredentials(SECRET, `${TOKEN}x`).password).not.toBe(password);
+    expect(upgradeCredentials('another-secret', TOKEN).password).not.toBe(password);
   });
 
   it('accepts exactly those credentials', () => {
@@ -35,12 +32,12 @@ describe('exotel upgrade auth', () => {
 
   const refusals: Array<[string, string | string[] | undefined]> = [
     ['no header', undefined],
-    ['a repeated header', [basic(KEY, password), basic(KEY, password)]],
+    ['a repeated header', [basic(username, password), basic(username, password)]],
     ['a bearer token', `Bearer ${password}`],
-    ['the raw API token', basic(KEY, TOKEN)],
+    ['another call’s password', basic(username, upgradeCredentials(SECRET, `${TOKEN}x`).password)],
     ['another user', basic('someone', password)],
-    ['a password one character short', basic(KEY, password.slice(0, -1))],
-    ['no password', basic(KEY, '')],
+    ['a password one character short', basic(username, password.slice(0, -1))],
+    ['no password', basic(username, '')],
     ['not base64', 'Basic !!!'],
     ['a huge header', `Basic ${'A'.repeat(5000)}`],
   ];

@@ -28,7 +28,7 @@ let logLines: string[];
 
 beforeEach(() => {
   intake = createFakeIntake();
-  intake.outboundContext = (sealed) => (sealed === SEALED ? CONTEXT : null);
+  intake.outboundContext = (_carrier, sealed) => (sealed === SEALED ? CONTEXT : null);
   logLines = [];
 });
 afterEach(async () => {

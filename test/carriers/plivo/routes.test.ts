@@ -74,6 +74,7 @@ describe('plivo answer URL', () => {
         to: '+15550002222',
         direction: 'inbound',
         mediaFormat: { encoding: 'mulaw', sampleRate: 8000, channels: 1 },
+        verified: true,
       },
     ]);
   });
@@ -90,6 +91,17 @@ describe('plivo answer URL', () => {
   });
 
   it('marks an outbound call as such, with the context its answer URL carries', async () => {
+    intake.outboundContext = (_carrier, _sealed, verified) =>
+      verified
+        ? {
+            attemptId: null,
+            campaignId: 'campaign-7',
+            contact: 9,
+            profile: 'default',
+            variables: {},
+            amd: null,
+          }
+        : null;
     const baseUrl = await start();
     const path = '/carriers/plivo/answer?context=campaign%3Ac1%2Ccontact%3A9';
     await postPlivo(baseUrl, path, answerParams({ Direction: 'outbound' }), valid());

@@ -276,6 +276,45 @@ describe('telnyx codec: reordering', () => {
   });
 });
 
+describe('telnyx codec: a jump in sequence_number', () => {
+  // Issue 19: after one forward jump every later frame was taken for late and dropped, 8,995 frames
+  // lost in one call. A jump resynchronises the window: every frame after it is delivered.
+  const deliver = (codec: ReturnType<typeof createTelnyxCodec>, sequences: number[]): number => {
+    let delivered = 0;
+    for (const sequence of sequences) {
+      delivered += events(codec.parse(mediaFrame(sequence, Buffer.from([sequence & 0xff])), false)).length;
+    }
+    return delivered;
+  };
+  const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+  it('delivers a burst of jumped numbers and then thousands of frames numbered as before', () => {
+    const outcomes: ReorderOutcome[] = [];
+    const codec = createTelnyxCodec({ reorder: (outcome) => outcomes.push(outcome) });
+    codec.parse(startFrame(), false);
+    const sequences = [...range(2, 11), ...range(5000, 5009), ...range(12, 9011)];
+    expect(deliver(codec, sequences)).toBe(sequences.length);
+    expect(outcomes.filter((o) => o === 'late')).toEqual([]);
+    expect(outcomes.filter((o) => o === 'resync')).toHaveLength(2);
+  });
+
+  it('delivers every frame after a forward jump that the numbering keeps', () => {
+    const codec = createTelnyxCodec();
+    codec.parse(startFrame(), false);
+    const sequences = [...range(2, 100), ...range(100_000, 109_000)];
+    expect(deliver(codec, sequences)).toBe(sequences.length);
+  });
+
+  it('still reorders within the window, and still drops a frame that is only a little late', () => {
+    const codec = createTelnyxCodec();
+    codec.parse(startFrame(), false);
+    expect(audioBytes(codec.parse(mediaFrame(2, Buffer.from([2])), false))).toEqual([2]);
+    expect(events(codec.parse(mediaFrame(4, Buffer.from([4])), false))).toEqual([]);
+    expect(audioBytes(codec.parse(mediaFrame(3, Buffer.from([3])), false))).toEqual([3, 4]);
+    expect(events(codec.parse(mediaFrame(2, Buffer.from([2])), false))).toEqual([]);
+  });
+});
+
 describe('telnyx codec: L16 byte order', () => {
   // The L16 byte order on Telnyx's socket is not verified; the codec assumes big-endian (RTP order).
   it('turns big-endian caller audio into little-endian, and agent audio back', () => {

@@ -33,7 +33,8 @@ const CONTEXT = {
   variables: { name: 'Ada' },
   amd: { mode: 'voicemail' as const, voicemailText: 'Call us back.', voicemailAudioUrl: null },
 };
-const SEALED = sealOutboundContext(SECRET, CONTEXT);
+const BINDING = { carrier: 'telnyx', expiresAtMs: Date.now() + 3_600_000 };
+const SEALED = sealOutboundContext(SECRET, CONTEXT, BINDING);
 const OUR_STATE = encodeClientState({ ctx: SEALED });
 
 let api: FakeCarrierApi;
@@ -44,7 +45,7 @@ let logLines: string[];
 beforeEach(async () => {
   api = await startFakeCarrierApi(() => ({ status: 200, body: { data: { result: 'ok' } } }));
   intake = createFakeIntake();
-  intake.outboundContext = (sealed) => openOutboundContext(SECRET, sealed);
+  intake.outboundContext = (carrier, sealed) => openOutboundContext(SECRET, sealed, { carrier });
   logLines = [];
 });
 
@@ -104,6 +105,7 @@ describe('telnyx outbound: the answer', () => {
         to: '+15550002222',
         direction: 'outbound',
         mediaFormat: { encoding: 'mulaw', sampleRate: 8000, channels: 1 },
+        verified: true,
         context: SEALED,
       },
     ]);
@@ -252,7 +254,7 @@ describe('telnyx outbound: answering-machine detection', () => {
 
 describe('telnyx outbound: refused events', () => {
   const forged = encodeClientState({
-    ctx: sealOutboundContext('another-secret-entirely-000000000', CONTEXT),
+    ctx: sealOutboundContext('another-secret-entirely-000000000', CONTEXT, BINDING),
   });
   const notOurs = Buffer.from(JSON.stringify({ cb: 1, ctx: 42 })).toString('base64');
 

@@ -56,4 +56,16 @@ describe('sequence reorder window', () => {
     expect(reorder.heldCount).toBe(0);
     expect(due(reorder.push(6, 6))).toEqual([6]);
   });
+
+  it('resynchronises on a jump in either direction, releasing what it held first', () => {
+    const outcomes: ReorderOutcome[] = [];
+    const reorder = new SequenceReorder<number>(3, (o) => outcomes.push(o), 10);
+    reorder.push(1, 1);
+    reorder.push(3, 3);
+    expect(due(reorder.push(500, 500))).toEqual([3, 500]);
+    expect(due(reorder.push(501, 501))).toEqual([501]);
+    expect(due(reorder.push(4, 4))).toEqual([4]);
+    expect(due(reorder.push(5, 5))).toEqual([5]);
+    expect(outcomes).toEqual(['resync', 'reordered', 'resync']);
+  });
 });

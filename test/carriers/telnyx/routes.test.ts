@@ -82,6 +82,7 @@ describe('telnyx call.initiated', () => {
         to: '+15550002222',
         direction: 'inbound',
         mediaFormat: { encoding: 'mulaw', sampleRate: 8000, channels: 1 },
+        verified: true,
       },
     ]);
     const request = await api.waitFor((r) => r.path.endsWith('/actions/answer'));
@@ -320,11 +321,20 @@ describe('telnyx webhook verification', () => {
     expect(unsigned.status).toBe(403);
   });
 
-  it('takes unsigned webhooks when no public key is set, outside production', async () => {
+  it('acknowledges unsigned webhooks when no public key is set, outside production, acting on none', async () => {
+    // An unverified webhook costs no carrier API call: every Telnyx answer is one.
     const { baseUrl } = await start({ publicKeys: [] });
     const answer = await postTelnyxEvent(baseUrl, telnyxEvent('call.initiated', callPayload()));
     expect(answer.status).toBe(200);
-    expect(intake.announced).toHaveLength(1);
+    expect(intake.announced).toHaveLength(0);
+    expect(intake.refusals).toEqual([{ carrier: 'telnyx', reason: 'unverified' }]);
+    // Closing waits for every API request the routes started; then a verified webhook is answered
+    // through the API, and it alone was.
+    await app!.close();
+    const verified = await start();
+    await postTelnyxEvent(verified.baseUrl, telnyxEvent('call.initiated', callPayload()), valid);
+    await api.waitFor((r) => r.path.endsWith('/actions/answer'));
+    expect(api.requests).toHaveLength(1);
   });
 
   it('refuses every webhook in production when no public key is set', async () => {

@@ -109,7 +109,7 @@ describe('telnyx call over real sockets', () => {
       const routes = telnyxRoutes({
         intake,
         rest: createTelnyxRest({ apiUrl: api.url, apiKey: 'k', connectionId: null, timeoutMs: 2000 }),
-        publicKeys: [],
+        publicKeys: importTelnyxPublicKeys([account.publicKey]),
         refuseUnverified: false,
         codec: 'PCMU',
         logger: sinkLogger([]),
@@ -119,7 +119,8 @@ describe('telnyx call over real sockets', () => {
       const other = await startCarrierApp(routes);
       try {
         const announced = await announceTelnyxCall(other.baseUrl, answerFromRecordedRequests(api.requests), {
-          kind: 'none',
+          kind: 'valid',
+          account,
         });
         expect(announced.streamUrl).toBe(intake.prepared[0]!.mediaUrl);
       } finally {

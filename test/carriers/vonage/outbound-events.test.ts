@@ -30,7 +30,7 @@ afterEach(async () => {
 
 async function start(): Promise<string> {
   intake = createFakeIntake();
-  intake.outboundContext = (sealed) => (sealed === SEALED ? CONTEXT : null);
+  intake.outboundContext = (_carrier, sealed) => (sealed === SEALED ? CONTEXT : null);
   server = await startCarrierApp(
     vonageRoutes({
       intake,

@@ -73,6 +73,7 @@ describe('vonage answer webhook', () => {
         to: '+447700900001',
         direction: 'inbound',
         mediaFormat: { encoding: 'linear16', sampleRate: 16000, channels: 1 },
+        verified: true,
       },
     ]);
     expect(intake.refusals).toEqual([]);
@@ -88,6 +89,17 @@ describe('vonage answer webhook', () => {
 
   it('marks our own outbound calls and carries their context', async () => {
     const { intake, baseUrl } = await start();
+    intake.outboundContext = (_carrier, _sealed, verified) =>
+      verified
+        ? {
+            attemptId: null,
+            campaignId: 'campaign-7',
+            contact: 9,
+            profile: 'default',
+            variables: {},
+            amd: null,
+          }
+        : null;
     const answer = await announceVonageCall(
       baseUrl,
       { uuid: newVonageUuid() },

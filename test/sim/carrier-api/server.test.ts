@@ -150,14 +150,30 @@ describe('simulated carrier API: Telnyx', () => {
       status: 'in-progress',
       carrierStatus: 'alive',
     });
-    const listed = await getJson('/sim/calls');
-    expect((listed.body.calls as Array<Record<string, unknown>>)[0]).toMatchObject({
+    const own = await getJson(`/sim/calls/${encodeURIComponent(placed.callSid)}`);
+    expect(own.body).toMatchObject({
       callSid: placed.callSid,
       streamUrl: 'ws://x/out',
       requests: [
         { action: 'create', body: expect.objectContaining({ answering_machine_detection: 'detect' }) },
       ],
     });
+  });
+
+  it('lists calls without what opens them: no stream URL, no requests, no tokens', async () => {
+    // Issue 19: the list once showed live stream URLs with their tokens to any local process.
+    const placed = await telnyx().originate({
+      to: '+15550100',
+      from: '+15550199',
+      stream: { mediaUrl: 'ws://x/media/telnyx/i-1/v1.secret-token.sig', codec: 'PCMU' },
+      webhookUrl: 'http://127.0.0.1:1/carriers/telnyx/events',
+      amd: 'detect',
+    });
+    const listed = await getJson('/sim/calls');
+    const [call] = listed.body.calls as Array<Record<string, unknown>>;
+    expect(Object.keys(call!).sort()).toEqual(['callSid', 'carrier', 'createdAtMs', 'state', 'status']);
+    expect(call!.callSid).toBe(placed.callSid);
+    expect(JSON.stringify(listed.body)).not.toContain('secret-token');
   });
 
   it('refuses requests without a Bearer key, and unknown actions', async () => {

@@ -10,7 +10,7 @@ import { exotelDialect, exotelNumber, readStreamUrl } from '../../../src/sim/car
 import { type CarrierApp, startCarrierApp } from '../../helpers/carrier-app.js';
 import { createFakeIntake, type FakeIntake } from '../../helpers/fake-intake.js';
 
-const CREDENTIALS = upgradeCredentials('exotel-api-key', 'exotel-api-token-secret-0001');
+const SECRET = 'stream-token-secret-of-the-exotel-dialect-test';
 
 let server: CarrierApp | undefined;
 afterEach(async () => {
@@ -21,7 +21,12 @@ afterEach(async () => {
 async function start(): Promise<{ intake: FakeIntake; baseUrl: string }> {
   const intake = createFakeIntake();
   server = await startCarrierApp(
-    exotelRoutes({ intake, upgradeCredentials: CREDENTIALS, refuseUnverified: false }),
+    exotelRoutes({
+      intake,
+      credentialsFor: (token) => upgradeCredentials(SECRET, token),
+      fromAllowedNetwork: null,
+      refuseUnverified: false,
+    }),
   );
   return { intake, baseUrl: server.baseUrl };
 }
@@ -55,7 +60,8 @@ describe('simulated Exotel', () => {
     const dialed = new URL(stream.url);
     expect(dialed.username).toBe('');
     expect(`${dialed.origin}${dialed.pathname}`).toBe(`${handedOut.origin}${handedOut.pathname}`);
-    expect(basicAuthMatches(stream.headers.authorization, CREDENTIALS.username, CREDENTIALS.password)).toBe(
+    const credentials = upgradeCredentials(SECRET, intake.prepared[0]!.token);
+    expect(basicAuthMatches(stream.headers.authorization, credentials.username, credentials.password)).toBe(
       true,
     );
     expect(stream.format).toEqual({ encoding: 'linear16', sampleRate: 8000, channels: 1 });

@@ -126,9 +126,11 @@ describe('telnyx dialect: announcing a call', () => {
     expect((answer as { error: string }).error).toMatch(/HTTP 403.*CALLBRIDGE_SIM_TELNYX_PRIVATE_KEY/);
   });
 
-  it('plays an unverified server unsigned', async () => {
+  it('gets no answer from an unverified server: an unsigned webhook causes no API call', async () => {
     const server = await startServer({ verify: false });
-    expect((await telnyxDialect.announce(spec(server, {}))).kind).toBe('stream');
+    expect((await telnyxDialect.announce(spec(server, {}))).kind).toBe('failed');
+    expect(sim.calls.list(10).flatMap((call) => call.requests)).toEqual([]);
+    expect(intake.prepared).toEqual([]);
   });
 
   it('hears the polite decline: answered, spoken to, hung up', async () => {

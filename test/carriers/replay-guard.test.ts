@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inMemoryClaimOnce } from '../../../src/carriers/vonage/replay-guard.js';
+import { inMemoryClaimOnce } from '../../src/carriers/replay-guard.js';
 
 describe('in-memory claimOnce', () => {
   it('claims a key once while it stands, and again once it has expired', async () => {

@@ -1,6 +1,6 @@
-// Each signed webhook's JWT carries a `jti`, a nonce: a token presented twice within its validity
-// is a replay. The shared store's claimOnce keeps that true across instances; without one, a
-// bounded in-memory record does for a single process.
+// A signed carrier request carries a nonce (Vonage's JWT `jti`, Plivo's signature nonce): one
+// presented twice is a replay. The shared store's claimOnce keeps that true across instances and
+// restarts; without one (unit tests), a bounded in-memory record does for a single process.
 
 /** Claims `key` for `ttlMs`; true for the first claim only (the store's `claimOnce`). */
 export type ClaimOnce = (key: string, ttlMs: number) => Promise<boolean>;

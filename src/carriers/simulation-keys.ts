@@ -1,0 +1,86 @@
+// The simulated carrier's own signing keys (docs/security.md, "The simulated carrier"). Outside
+// production, carriers without any credentials are served by the built-in simulated carrier, which
+// signs its webhooks as the real carrier would, but with these keys, never an account's secret. The server trusts them for those carriers only: a request signed with
+// one is a simulated call's, verified; an unsigned request stays unverified; a carrier with
+// credentials of its own never accepts them.
+import { createHmac, createPrivateKey, createPublicKey } from 'node:crypto';
+
+export interface SimulationKeys {
+  /** Signs the simulated Twilio's requests (X-Twilio-Signature). */
+  twilioAuthToken: string;
+  /** Signs the simulated Plivo's requests (X-Plivo-Signature-V3). */
+  plivoAuthToken: string;
+  /** Signs the simulated Vonage's webhook JWTs. */
+  vonageSignatureSecret: string;
+  /** The simulated Telnyx's Ed25519 key: the public half (base64, 32 bytes) verifies, the seed signs. */
+  telnyxPublicKey: string;
+  telnyxPrivateSeed: string;
+}
+
+// PKCS#8 wrapping of a raw Ed25519 seed (RFC 8410): a fixed prefix, then the 32 bytes.
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/**
+ * The simulation's keys, derived from the server's stream-token secret under labels of their own, so
+ * every instance of a fleet (and a simulated carrier they share, `SIM_CARRIER_API_URL`) holds the
+ * same ones without any carrier secret being involved.
+ */
+export function simulationKeysFor(streamTokenSecret: string): SimulationKeys {
+  const derive = (label: string) =>
+    createHmac('sha256', streamTokenSecret).update(`callbridge simulated carrier ${label}`).digest();
+  const seed = derive('telnyx ed25519 seed');
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
+  const jwk = createPublicKey(privateKey).export({ format: 'jwk' });
+  return {
+    twilioAuthToken: derive('twilio').toString('base64url'),
+    plivoAuthToken: derive('plivo').toString('base64url'),
+    vonageSignatureSecret: derive('vonage').toString('base64url'),
+    telnyxPublicKey: Buffer.from(jwk.x ?? '', 'base64url').toString('base64'),
+    telnyxPrivateSeed: seed.toString('base64'),
+  };
+}
+
+/** The environment a simulated callee signs with, for the carriers the simulation serves. */
+export function simulationSigningEnv(
+  keys: SimulationKeys,
+  carriers: readonly string[],
+  telnyxSeedVariable: string,
+): Record<string, string | undefined> {
+  const only = (carrier: string, value: string) => (carriers.includes(carrier) ? value : undefined);
+  return {
+    TWILIO_AUTH_TOKEN: only('twilio', keys.twilioAuthToken),
+    PLIVO_AUTH_TOKEN: only('plivo', keys.plivoAuthToken),
+    VONAGE_SIGNATURE_SECRET: only('vonage', keys.vonageSignatureSecret),
+    TELNYX_PUBLIC_KEY: only('telnyx', keys.telnyxPublicKey),
+    [telnyxSeedVariable]: only('telnyx', keys.telnyxPrivateSeed),
+  };
+}
+
+/** The carriers whose configuration holds no credential at all: only they are simulated. */
+export function carriersWithoutCredentials(config: {
+  twilio: { accountSid: string | null; authToken: string | null };
+  telnyx: { apiKey: string | null; publicKeys: readonly string[]; connectionId: string | null };
+  plivo: { authId: string | null; authToken: string | null };
+  vonage: {
+    applicationId: string | null;
+    privateKey: string | null;
+    signatureSecrets: readonly string[];
+    apiKey: string | null;
+  };
+  exotel: { accountSid: string | null; apiKey: string | null; apiToken: string | null };
+}): string[] {
+  const none = (...values: ReadonlyArray<string | null | readonly string[]>) =>
+    values.every((value) => value === null || (Array.isArray(value) && value.length === 0));
+  const { twilio, telnyx, plivo, vonage, exotel } = config;
+  return [
+    none(twilio.accountSid, twilio.authToken) ? 'twilio' : null,
+    none(telnyx.apiKey, telnyx.publicKeys, telnyx.connectionId) ? 'telnyx' : null,
+    none(plivo.authId, plivo.authToken) ? 'plivo' : null,
+    none(vonage.applicationId, vonage.privateKey, vonage.signatureSecrets, vonage.apiKey) ? 'vonage' : null,
+    none(exotel.accountSid, exotel.apiKey, exotel.apiToken) ? 'exotel' : null,
+  ].filter((name) => name !== null);
+}
