@@ -1,4 +1,4 @@
-// The New campaign form sends the campaign JSON of CONTRACT.md: the fields filled in, in their
+// The New campaign form sends the campaign JSON of docs/campaigns.md: the fields filled in, in their
 // places and types, and nothing for the fields left empty, so the server's defaults apply.
 import { describe, expect, it } from 'vitest';
 import { campaignJson, EMPTY_CAMPAIGN } from '../../web/src/campaign-form.js';

@@ -8,6 +8,7 @@ import { simulatedCallee } from '../../src/sim/callee/answer.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { disposeAll, ensureBuilt, type ServerProcess, spawnServer } from '../helpers/server-process.js';
+import { simulatedCalleeEnv } from '../helpers/simulation.js';
 
 const redisUp = await redisAvailable();
 if (!redisUp) console.warn(`skipping the three-instance pace test: no Redis answers at ${REDIS_URL}`);
@@ -28,7 +29,10 @@ describe.skipIf(!redisUp)('one campaign paced across three server processes', ()
   const placedBy: string[] = [];
 
   beforeAll(async () => {
-    const callee = simulatedCallee({ timeScale: 1 / 10 });
+    const callee = simulatedCallee({
+      timeScale: 1 / 10,
+      env: simulatedCalleeEnv('stream-token-secret-shared-by-the-fleet'),
+    });
     carrier = await startSimulatedCarrierApi({
       onPlaced: (call, log) => {
         placedBy.push(new URL(call.answerUrl).origin);

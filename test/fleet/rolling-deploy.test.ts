@@ -22,6 +22,7 @@ import {
   spawnServer,
 } from '../helpers/server-process.js';
 import { newCallSid, openMediaStream, voiceWebhook } from '../helpers/twilio-carrier.js';
+import { simulatedCalleeEnv } from '../helpers/simulation.js';
 
 const hasRedis = await redisAvailable();
 const skip = !NGINX || !hasRedis;
@@ -67,7 +68,10 @@ describe.skipIf(skip)('a rolling deploy behind nginx during a campaign and inbou
   beforeAll(async () => {
     await ensureBuilt();
     agent = await startFakeAgent({ autoApply: true });
-    const callee = simulatedCallee({ timeScale: 1 / 10 });
+    const callee = simulatedCallee({
+      timeScale: 1 / 10,
+      env: simulatedCalleeEnv('rolling-deploy-stream-token-secret-0000'),
+    });
     carrier = await startSimulatedCarrierApi({
       onPlaced: (call, log) => {
         placed.push(call.to);

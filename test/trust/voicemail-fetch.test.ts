@@ -12,6 +12,7 @@ import { type SimCalleeResult, simulatedCallee } from '../../src/sim/callee/answ
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
 import type { CallRecord } from '../../src/store/call-record.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { simulatedCalleeEnv } from '../helpers/simulation.js';
 
 const TOKEN = 'admin-token-for-fetch-policy-tests';
 /** Half a second of μ-law silence-ish tone, as the operator's recording. */
@@ -45,6 +46,7 @@ beforeAll(async () => {
   sim = await startSimulatedCarrierApi({
     onPlaced: simulatedCallee({
       timeScale: 0.1,
+      env: simulatedCalleeEnv(),
       onCallEnded: (result) => ended.get(result.callSid)?.(result),
     }),
   });
