@@ -21,16 +21,16 @@ function loudRuns(energies: number[], threshold: number): number {
   return runs;
 }
 
-function envelope(text: string) {
-  const samples = decodeMulaw(speakText(text));
+async function envelope(text: string) {
+  const samples = decodeMulaw(await speakText(text));
   const energies = frameEnergies(samples);
   const peak = Math.max(...energies);
   return { samples, energies, peak, seconds: samples.length / 8000 };
 }
 
 describe('the local agent speaks every text', () => {
-  it('says a greeting with a name as words: loud stretches parted by quiet gaps', () => {
-    const { energies, peak } = envelope(GREETING);
+  it('says a greeting with a name as words: loud stretches parted by quiet gaps', async () => {
+    const { energies, peak } = await envelope(GREETING);
     expect(peak).toBeGreaterThan(1000);
     // Words and syllables: many separate loud stretches, and real quiet between some of them.
     expect(loudRuns(energies, peak * 0.25)).toBeGreaterThanOrEqual(8);
@@ -41,8 +41,8 @@ describe('the local agent speaks every text', () => {
     expect(changes.length).toBeGreaterThanOrEqual(15);
   });
 
-  it('has the sounds of speech: voiced frames and hissing ones (s, th), not one pitch throughout', () => {
-    const { samples, energies, peak } = envelope(GREETING);
+  it('has the sounds of speech: voiced frames and hissing ones (s, th), not one pitch throughout', async () => {
+    const { samples, energies, peak } = await envelope(GREETING);
     // Zero crossings per 20 ms frame: a voiced vowel crosses a few dozen times at most, an "s" many
     // more; a tone at one pitch crosses the same number of times in every frame.
     const crossings = energies.map((_, frame) => {
@@ -57,19 +57,19 @@ describe('the local agent speaks every text', () => {
     expect(heard.filter((count) => count > 50).length).toBeGreaterThanOrEqual(3);
   });
 
-  it('takes about as long as the text takes to say (two to four words a second)', () => {
+  it('takes about as long as the text takes to say (two to four words a second)', async () => {
     for (const text of [GREETING, VOICEMAIL, 'Goodbye.']) {
       const words = text.split(/\s+/).length;
-      const { seconds } = envelope(text);
+      const { seconds } = await envelope(text);
       expect(seconds, text).toBeGreaterThan(words / 4.5);
       expect(seconds, text).toBeLessThan(words / 1.5 + 0.6);
     }
   });
 
-  it('says different texts differently, and the same text the same, once', () => {
-    const greeting = speakText(GREETING);
-    expect(speakText(GREETING)).toBe(greeting);
-    const other = speakText(
+  it('says different texts differently, and the same text the same, once', async () => {
+    const greeting = await speakText(GREETING);
+    expect(await speakText(GREETING)).toBe(greeting);
+    const other = await speakText(
       'Hi Alan, this is Example Dental calling about your check-up. Is now a good time?',
     );
     expect(other.equals(greeting)).toBe(false);
@@ -77,11 +77,11 @@ describe('the local agent speaks every text', () => {
 
   it('speaks scripted replies and voicemails that match no bundled phrase', async () => {
     const phrases = await PhraseBook.load();
-    const reply = phrases.resolve('Your order W-1 ships tomorrow.');
+    const reply = await phrases.resolve('Your order W-1 ships tomorrow.');
     expect(reply.phraseId).toBeUndefined();
     const energies = frameEnergies(decodeMulaw(reply.audio));
     expect(loudRuns(energies, Math.max(...energies) * 0.25)).toBeGreaterThanOrEqual(4);
     // A bundled phrase still plays its recording.
-    expect(phrases.resolve('help').phraseId).toBe('help');
+    expect((await phrases.resolve('help')).phraseId).toBe('help');
   });
 });

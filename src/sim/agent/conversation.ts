@@ -169,7 +169,7 @@ export class Conversation {
   /** ConversationText, AgentStartedSpeaking, audio in the output format, then AgentAudioDone. */
   async #speak(ref: string, startedAt: number, dropAfterMs?: number): Promise<void> {
     const thoughtAt = performance.now();
-    const utterance = this.#opts.phrases.resolve(ref);
+    const utterance = await this.#opts.phrases.resolve(ref);
     this.#io.send({ type: 'ConversationText', role: 'assistant', content: utterance.text });
     this.#history({ type: 'History', role: 'assistant', content: utterance.text });
     const audio = this.#opts.phrases.render(utterance, this.#settings.output);

@@ -64,17 +64,17 @@ export class PhraseBook {
   }
 
   /** A phrase id speaks that recording; text matching a phrase's text too; other text is synthesised. */
-  resolve(ref: string): Utterance {
+  async resolve(ref: string): Promise<Utterance> {
     const id = this.#texts.has(ref) ? ref : this.#byText.get(normalize(ref));
     if (id !== undefined) return { text: this.#texts.get(id)!, phraseId: id, audio: this.#audio.get(id)! };
-    return { text: ref, audio: speakText(ref) };
+    return { text: ref, audio: await speakText(ref) };
   }
 
   /** Text to speak (the speak endpoints): a phrase's recording when the text is one, else synthesised. */
-  speak(text: string): Utterance {
+  async speak(text: string): Promise<Utterance> {
     const id = this.#byText.get(normalize(text));
     if (id !== undefined) return { text: this.#texts.get(id)!, phraseId: id, audio: this.#audio.get(id)! };
-    return { text, audio: speakText(text) };
+    return { text, audio: await speakText(text) };
   }
 
   /** The utterance's audio in `format`, converted from μ-law 8 kHz. */

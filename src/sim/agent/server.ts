@@ -13,7 +13,7 @@ import { AGENT_PATH } from '../../agent/protocol.js';
 import { type AuthPolicy, authorize } from './auth.js';
 import { HandshakeGate } from './handshake-gate.js';
 import { errorBody, refuseUpgrade, sendJson } from './http-replies.js';
-import { warmFlite } from '../speech/flite.js';
+import { warmSpeech } from '../speech/spoken-text.js';
 import { PhraseBook } from './phrases.js';
 import { READ_PATH } from './read.js';
 import { handleRest } from './rest.js';
@@ -70,8 +70,8 @@ export async function startLocalAgent(opts: LocalAgentOptions): Promise<LocalAge
   const host = opts.host ?? '127.0.0.1';
   const logger = opts.logger ?? pino({ level: 'silent' });
   const scenario = opts.scenario ? parseScenario(opts.scenario, 'scenario option') : undefined;
-  // The synthesizer compiles while the phrases load: the first greeting does not wait for it.
-  const [phrases] = await Promise.all([PhraseBook.load(opts.phraseDir), warmFlite()]);
+  // The synthesis thread starts and compiles while the phrases load: the first greeting does not wait.
+  const [phrases] = await Promise.all([PhraseBook.load(opts.phraseDir), warmSpeech()]);
   const auth: AuthPolicy = {
     apiKeys: opts.apiKeys ?? [],
     jwtSecret: opts.jwtSecret ?? randomBytes(32).toString('hex'),

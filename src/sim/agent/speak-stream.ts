@@ -17,6 +17,8 @@ const STREAM_QUERY = ['model', 'encoding', 'speed', 'expressivity'];
 const STREAM_ENCODINGS = ['linear16', 'mulaw', 'alaw'] as const;
 /** Characters one turn may hold before the stream refuses more. */
 const MAX_TURN_CHARS = 10_000;
+/** Messages waiting to be handled on one connection before it stops reading more. */
+const MAX_WAITING_MESSAGES = 16;
 
 export interface StreamOptions {
   model: string;
@@ -70,7 +72,24 @@ export function serveSpeakStream(ws: WebSocket, options: StreamOptions, phrases:
   };
   const warn = (code: string, description: string) => send({ type: 'Warning', code, description });
 
+  // Messages are handled one at a time, in order: a Speak's audio (synthesised off the event loop)
+  // goes out before whatever follows it. Past a few waiting, the socket stops reading, so a fast
+  // client meets backpressure rather than an ever-longer queue.
+  let handling: Promise<void> = Promise.resolve();
+  let waiting = 0;
   ws.on('message', (data: RawData, isBinary: boolean) => {
+    if (++waiting >= MAX_WAITING_MESSAGES) ws.pause();
+    handling = handling
+      .then(() => handle(data, isBinary))
+      .catch(() => {
+        if (ws.readyState === WebSocket.OPEN) ws.close(1011, 'speech synthesis failed');
+      })
+      .finally(() => {
+        if (--waiting < MAX_WAITING_MESSAGES && ws.isPaused) ws.resume();
+      });
+  });
+
+  const handle = async (data: RawData, isBinary: boolean): Promise<void> => {
     if (isBinary) return warn('UNEXPECTED_BINARY', 'the speak stream takes JSON messages only');
     let message: Record<string, unknown>;
     try {
@@ -97,9 +116,9 @@ export function serveSpeakStream(ws: WebSocket, options: StreamOptions, phrases:
         // Successive texts are concatenated verbatim (4.4): the client adds the spaces.
         turn.text += clean;
         if (clean.trim() === '') return;
-        const audio = phrases.render(phrases.speak(clean), format);
+        const audio = phrases.render(await phrases.speak(clean), format);
         turn.audioBytes += audio.length;
-        ws.send(audio, { binary: true });
+        if (ws.readyState === WebSocket.OPEN) ws.send(audio, { binary: true });
         return;
       }
       case 'Flush': {
@@ -138,5 +157,5 @@ export function serveSpeakStream(ws: WebSocket, options: StreamOptions, phrases:
       default:
         return warn('UNKNOWN_MESSAGE_TYPE', `unknown message type ${String(message.type).slice(0, 40)}`);
     }
-  });
+  };
 }

@@ -172,7 +172,7 @@ export async function handleSpeak(
 
   const { request } = checked;
   const format = speakFormat(request.encoding);
-  const audio = phrases.render(phrases.speak(text), format);
+  const audio = phrases.render(await phrases.speak(text), format);
   if (request.container === 'wav')
     return sendAudio(res, 'audio/wav', writeWavEncoded(audio, format.encoding, format.sampleRate));
   sendAudio(res, rawContentType(format), audio);

