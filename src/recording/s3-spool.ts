@@ -14,6 +14,7 @@ export class SpoolFile {
   /** Every write in order; a failure stops the spool, never the upload. */
   #chain: Promise<FileHandle | null>;
   #position = 0;
+  #queuedBytes = 0;
 
   constructor(dir: string, callSid: string, expiresAtMs: number) {
     const wav = join(dir, `${callSid}.wav`);
@@ -27,15 +28,29 @@ export class SpoolFile {
     })().catch(() => null);
   }
 
+  /** Bytes accepted and not yet on disk: counted with the upload's, so a slow disk is bounded too. */
+  get pendingBytes(): number {
+    return this.#queuedBytes;
+  }
+
   write(bytes: Buffer): void {
     const at = this.#position;
     this.#position += bytes.length;
-    this.#then((file) => file.write(bytes, 0, bytes.length, at));
+    this.#queuedBytes += bytes.length;
+    this.#then((file) => file.write(bytes, 0, bytes.length, at)).finally(() => {
+      this.#queuedBytes -= bytes.length;
+    });
   }
 
   /** Rewrites the first bytes (the header's sizes) so the spool plays as it is. */
   rewriteStart(bytes: Buffer): void {
     this.#then((file) => file.write(bytes, 0, bytes.length, 0));
+  }
+
+  /** The upload failed: the spool stays for the next start of the instance to upload. */
+  async close(): Promise<void> {
+    const file = await this.#chain;
+    await file?.close().catch(() => {});
   }
 
   /** The upload is complete (or given up): the spool is no longer needed. */
@@ -46,7 +61,7 @@ export class SpoolFile {
     await rm(this.#meta, { force: true });
   }
 
-  #then(step: (file: FileHandle) => Promise<unknown>): void {
+  #then(step: (file: FileHandle) => Promise<unknown>): Promise<unknown> {
     this.#chain = this.#chain.then(async (file) => {
       if (file === null) return null;
       try {
@@ -57,5 +72,6 @@ export class SpoolFile {
         return null;
       }
     });
+    return this.#chain;
   }
 }

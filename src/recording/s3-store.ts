@@ -46,8 +46,18 @@ class S3Upload implements RecordingUpload {
   readonly #spool: SpoolFile | null;
   #closed = false;
 
-  constructor(client: S3Client, bucket: string, key: string, expiresAtMs: number, spool: SpoolFile | null) {
+  readonly #finished: () => void;
+
+  constructor(
+    client: S3Client,
+    bucket: string,
+    key: string,
+    expiresAtMs: number,
+    spool: SpoolFile | null,
+    finished: () => void,
+  ) {
     this.#spool = spool;
+    this.#finished = finished;
     this.#upload = new Upload({
       client,
       params: {
@@ -67,7 +77,7 @@ class S3Upload implements RecordingUpload {
   }
 
   get pendingBytes(): number {
-    return this.#body.writableLength + this.#body.readableLength;
+    return this.#body.writableLength + this.#body.readableLength + (this.#spool?.pendingBytes ?? 0);
   }
 
   write(bytes: Buffer): void {
@@ -86,7 +96,15 @@ class S3Upload implements RecordingUpload {
       this.#closed = true;
       this.#body.end();
     }
-    await this.#done;
+    try {
+      await this.#done;
+    } catch (err) {
+      // Not stored: the spool stays, and the next start of this instance uploads it.
+      await this.#spool?.close();
+      throw err;
+    } finally {
+      this.#finished();
+    }
     await this.#spool?.discard();
   }
 
@@ -95,6 +113,7 @@ class S3Upload implements RecordingUpload {
     await this.#upload.abort().catch(() => {});
     this.#body.destroy();
     await this.#spool?.discard();
+    this.#finished();
   }
 }
 
@@ -104,6 +123,8 @@ export class S3RecordingStore implements RecordingStore {
   readonly #bucket: string;
   readonly #prefix: string;
   readonly #spoolDir: string | null;
+  /** Recordings this store is writing: their spools are live, never recovered. */
+  readonly #writing = new Set<string>();
 
   /** `spoolDir`: where recordings are also written while their parts stream (s3-spool.ts). */
   constructor(config: S3Config, opts: { spoolDir?: string } = {}) {
@@ -136,7 +157,11 @@ export class S3RecordingStore implements RecordingStore {
       )
       .catch(() => {});
     const spool = this.#spoolDir === null ? null : new SpoolFile(this.#spoolDir, callSid, expiresAtMs);
-    return new S3Upload(this.#client, this.#bucket, this.#key(callSid), expiresAtMs, spool);
+    this.#writing.add(callSid);
+    const upload = new S3Upload(this.#client, this.#bucket, this.#key(callSid), expiresAtMs, spool, () =>
+      this.#writing.delete(callSid),
+    );
+    return upload;
   }
 
   /**
@@ -151,7 +176,8 @@ export class S3RecordingStore implements RecordingStore {
     const recovered: string[] = [];
     for (const name of names.filter((file) => file.endsWith('.wav'))) {
       const callSid = name.slice(0, -'.wav'.length);
-      if (!isStorableCallSid(callSid)) continue;
+      // Recovery runs beside the first calls of this run: their spools are theirs.
+      if (!isStorableCallSid(callSid) || this.#writing.has(callSid)) continue;
       await this.#recoverOne(callSid);
       recovered.push(callSid);
     }

@@ -84,13 +84,17 @@ it('uploads, at the next start, the part of a recording written before the insta
   }
 });
 
-it('removes the spool of a recording once its upload completed', async () => {
+it('leaves the spool of a recording being written, and removes it once its upload completed', async () => {
   const spoolDir = join(dir, 'done-spool');
   const store = new S3RecordingStore(s3.config('done/recordings/'), { spoolDir });
   try {
     const upload = store.begin('CA-finished', Date.now() + 60_000);
     upload.write(wavHeader(8000, null));
     upload.write(frames(0, 800));
+    // A recording still being written is this run's, not a previous one's: recovery leaves it.
+    await untilSize(join(spoolDir, 'CA-finished.wav'), 44 + 3200);
+    expect(await store.recoverSpooled()).toEqual([]);
+    expect(readdirSync(spoolDir).sort()).toEqual(['CA-finished.json', 'CA-finished.wav']);
     await upload.end();
     expect(await store.size('CA-finished')).toBe(44 + 3200);
     expect(readdirSync(spoolDir)).toEqual([]);
