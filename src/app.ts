@@ -216,15 +216,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   deps.analysis?.onAnalysed?.(analysisAnnouncer(callsGateway, deps.logger));
   const announceCall = callEventAnnouncer(callsGateway, deps.logger);
-  const recordings =
-    deps.recordings ??
-    new Recordings({
-      store: await openRecordingStore(
-        config.recordings ?? { kind: 'file', dir: join(config.dataDir, 'recordings') },
-      ),
-      metrics,
-      logger: deps.logger.child({ component: 'recordings' }),
-    });
+  const recordings = deps.recordings ?? (await openRecordings(config, metrics, deps.logger));
   recordings.startRetention();
   const live = {
     registry: new CallRegistry(),
@@ -509,4 +501,24 @@ function dialerOptionsOf(config: Config): Partial<DialerOptions> {
     statusPollMs: Math.min(DEFAULT_DIALER_OPTIONS.statusPollMs, Math.floor(failoverMs * 1.5)),
     lostDispatchGraceMs,
   };
+}
+
+/**
+ * The recordings service on `RECORDING_STORE`. With S3, a recording is spooled under
+ * `$DATA_DIR/recordings-spool` while it streams, and what a previous run of this instance left
+ * there is uploaded now, in the background (docs/recordings.md).
+ */
+async function openRecordings(config: Config, metrics: Metrics, logger: Logger): Promise<Recordings> {
+  const log = logger.child({ component: 'recordings' });
+  const store = await openRecordingStore(
+    config.recordings ?? { kind: 'file', dir: join(config.dataDir, 'recordings') },
+    { spoolDir: join(config.dataDir, 'recordings-spool') },
+  );
+  store.recoverSpooled?.().then(
+    (callSids) => {
+      if (callSids.length > 0) log.info({ callSids }, 'uploaded recordings a previous run left unfinished');
+    },
+    (err: Error) => log.warn({ err: err.message }, 'could not upload the recordings a previous run left'),
+  );
+  return new Recordings({ store, metrics, logger: log });
 }

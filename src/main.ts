@@ -20,6 +20,7 @@ import { simulatedCallee } from './sim/callee/answer.js';
 import { TELNYX_SIM_PRIVATE_KEY_VARIABLE } from './sim/carrier/dialects/telnyx-webhooks.js';
 import { startSimulatedCarrierApi } from './sim/carrier-api/server.js';
 import { writeSimulationKeys } from './sim/carrier/simulation-keys-file.js';
+import { speakText } from './sim/speech/spoken-text.js';
 import { AnalysisService } from './speech/analysis.js';
 import { warnUnknownThinkModels } from './speech/model-check.js';
 import { agentRestBase } from './speech/models.js';
@@ -186,6 +187,9 @@ const prompts = new PromptAudio({
   cacheDir: join(config.dataDir, 'prompts'),
   logger: logger.child({ component: 'prompts' }),
   metrics,
+  // With the built-in agent and no rendering, a text prompt (a recording's consent, a voicemail) is
+  // spoken by the agent's own voice rather than left silent.
+  ...(localAgent ? { localVoice: speakText } : {}),
 });
 
 let app: Awaited<ReturnType<typeof buildApp>>;

@@ -15,7 +15,7 @@ import { AGENT_PREWARM, runTarget, type TargetResult } from './run.js';
 import type { LatencySummary } from './samples.js';
 
 export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [--ramp S] [--out FILE]
-                       [--carrier NAME] [--cpu-prof DIR] [--no-baseline]
+                       [--carrier NAME] [--cpu-prof DIR] [--no-baseline] [--record]
 
   --calls N        concurrent calls (default 100)
   --carrier NAME   the carrier the load plays: ${dialectNames().join(', ')} (default twilio); the
@@ -27,6 +27,8 @@ export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [
   --cpu-prof DIR   run the callbridge server under node --cpu-prof, profile written to DIR and its
                    top self-time functions added to the result
   --no-baseline    measure callbridge only
+  --record         record every call of the load to the file store (RECORDING_STORE=file, no
+                   consent prompt); the result counts the files stored
 
        callbridge bench --instances N [--calls N] [--duration S] [--ramp S] [--out FILE]
                        [--agent-configure-ms MS] [--carrier-delay-ms MS] [--redis URL]
@@ -54,6 +56,7 @@ export interface BenchOptions {
   out: string | null;
   cpuProfDir: string | null;
   baseline: boolean;
+  record: boolean;
 }
 
 function positiveNumber(name: string, raw: string, integer: boolean, min: number): number {
@@ -69,7 +72,7 @@ function positiveNumber(name: string, raw: string, integer: boolean, min: number
 export type FleetBenchOptions = FleetOptions & { out: string | null };
 
 /** Options of the load benchmark only, and of the fleet benchmark only. */
-const LOAD_ONLY = ['carrier', 'cpu-prof', 'no-baseline'] as const;
+const LOAD_ONLY = ['carrier', 'cpu-prof', 'no-baseline', 'record'] as const;
 const FLEET_ONLY = ['agent-configure-ms', 'carrier-delay-ms', 'redis'] as const;
 const MAX_INSTANCES = 8;
 
@@ -84,6 +87,7 @@ export function parseBenchArgs(args: string[]): BenchOptions | FleetBenchOptions
       out: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'no-baseline': { type: 'boolean' },
+      record: { type: 'boolean' },
       instances: { type: 'string' },
       'agent-configure-ms': { type: 'string' },
       'carrier-delay-ms': { type: 'string' },
@@ -120,6 +124,7 @@ export function parseBenchArgs(args: string[]): BenchOptions | FleetBenchOptions
     out: values.out ?? null,
     cpuProfDir: values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']),
     baseline: !values['no-baseline'],
+    record: values.record === true,
   };
 }
 
@@ -202,6 +207,7 @@ export async function benchCommand(args: string[]): Promise<number> {
       baseline = await runTarget('baseline', {
         ...opts,
         cpuProfDir: null,
+        record: false,
         log,
       });
   } catch (err) {
@@ -215,6 +221,7 @@ export async function benchCommand(args: string[]): Promise<number> {
     calls: opts.calls,
     durationS: opts.durationMs / 1000,
     rampS: opts.rampMs / 1000,
+    record: opts.record,
     ...measured,
     baseline: baseline ? { ...baseline, ratios: ratios(result, baseline) } : null,
     ...(profile ? { profile } : {}),

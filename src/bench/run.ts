@@ -10,6 +10,7 @@ import { type BenchChild, ChildSet, freePort } from './children.js';
 import { wallNowMs } from './frames.js';
 import { type AgentReport, type CarrierReport, loopDelayMs, type Plan } from './ipc.js';
 import { type MachineCpu, machineCpu, type ProcessCpu, processCpu, processRssKB } from './proc-stats.js';
+import { recordedConfigDir, storedRecordings } from './recorded-config.js';
 import { newestProfile, type ProfileSummary, summarizeProfile } from './profile.js';
 import { type LatencySummary, summarize } from './samples.js';
 
@@ -23,6 +24,8 @@ export interface RunOptions {
   rampMs: number;
   /** Run the callbridge server under `node --cpu-prof`, writing the profile here. */
   cpuProfDir: string | null;
+  /** Record every call of the load to the file store (`--record`; callbridge only). */
+  record?: boolean;
   /** Progress lines (stderr). */
   log(line: string): void;
 }
@@ -92,6 +95,8 @@ export interface TargetResult {
   lateStarts: number;
   /** Largest clock offset measured between this process and a load process (then corrected for). */
   clockSkewMs: number;
+  /** With `--record`: the recordings the file store holds once the server stopped. */
+  recordings?: { files: number; bytes: number };
   profile?: ProfileSummary;
 }
 
@@ -263,7 +268,10 @@ export async function runTarget(target: Target, opts: RunOptions): Promise<Targe
           LOG_LEVEL: 'warn',
           MAX_CALLS: '1000000',
           DATA_DIR: dataDir,
-          CONFIG_DIR: join(ROOT, 'config'),
+          CONFIG_DIR: opts.record
+            ? recordedConfigDir(join(ROOT, 'config'), join(dataDir, 'config'))
+            : join(ROOT, 'config'),
+          ...(opts.record ? { RECORDING_STORE: 'file' } : {}),
           DRAIN_TIMEOUT_MS: '5000',
         },
       });
@@ -355,6 +363,7 @@ export async function runTarget(target: Target, opts: RunOptions): Promise<Targe
       lateStarts: carrierReport.lateStarts,
       clockSkewMs,
     };
+    if (target === 'callbridge' && opts.record) full.recordings = storedRecordings(dataDir);
     if (target === 'callbridge' && opts.cpuProfDir) {
       const file = newestProfile(opts.cpuProfDir);
       if (file) full.profile = summarizeProfile(file, ROOT);

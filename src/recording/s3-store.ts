@@ -6,11 +6,16 @@
 //
 // Retention is a second, empty object per recording, `<prefix>expiry/<expiresAtMs>/<callSid>`,
 // zero-padded so a listing in key order meets the earliest expiries first.
+import { createReadStream } from 'node:fs';
+import { open, readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import {
+  AbortMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -18,7 +23,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { RecordingStoreConfig } from '../config/recording.js';
+import { SpoolFile } from './s3-spool.js';
 import { isStorableCallSid, type RecordingStore, type RecordingUpload } from './store.js';
+import { BYTES_PER_FRAME, headerSampleRate, WAV_HEADER_BYTES, wavHeader } from './wav-header.js';
 
 type S3Config = Extract<RecordingStoreConfig, { kind: 's3' }>;
 
@@ -36,9 +43,21 @@ class S3Upload implements RecordingUpload {
   readonly #body = new PassThrough();
   readonly #upload: Upload;
   readonly #done: Promise<void>;
+  readonly #spool: SpoolFile | null;
   #closed = false;
 
-  constructor(client: S3Client, bucket: string, key: string, expiresAtMs: number) {
+  readonly #finished: () => void;
+
+  constructor(
+    client: S3Client,
+    bucket: string,
+    key: string,
+    expiresAtMs: number,
+    spool: SpoolFile | null,
+    finished: () => void,
+  ) {
+    this.#spool = spool;
+    this.#finished = finished;
     this.#upload = new Upload({
       client,
       params: {
@@ -58,16 +77,18 @@ class S3Upload implements RecordingUpload {
   }
 
   get pendingBytes(): number {
-    return this.#body.writableLength + this.#body.readableLength;
+    return this.#body.writableLength + this.#body.readableLength + (this.#spool?.pendingBytes ?? 0);
   }
 
   write(bytes: Buffer): void {
     if (this.#closed || bytes.length === 0) return;
     this.#body.write(bytes);
+    this.#spool?.write(bytes);
   }
 
-  rewriteStart(): void {
-    // Sent parts are final: the header is completed when served (see above).
+  rewriteStart(bytes: Buffer): void {
+    // Sent parts are final: the header is completed when served (see above). The spool's is not.
+    if (!this.#closed) this.#spool?.rewriteStart(bytes);
   }
 
   async end(): Promise<void> {
@@ -75,13 +96,24 @@ class S3Upload implements RecordingUpload {
       this.#closed = true;
       this.#body.end();
     }
-    await this.#done;
+    try {
+      await this.#done;
+    } catch (err) {
+      // Not stored: the spool stays, and the next start of this instance uploads it.
+      await this.#spool?.close();
+      throw err;
+    } finally {
+      this.#finished();
+    }
+    await this.#spool?.discard();
   }
 
   async abort(): Promise<void> {
     this.#closed = true;
     await this.#upload.abort().catch(() => {});
     this.#body.destroy();
+    await this.#spool?.discard();
+    this.#finished();
   }
 }
 
@@ -90,8 +122,13 @@ export class S3RecordingStore implements RecordingStore {
   readonly #client: S3Client;
   readonly #bucket: string;
   readonly #prefix: string;
+  readonly #spoolDir: string | null;
+  /** Recordings this store is writing: their spools are live, never recovered. */
+  readonly #writing = new Set<string>();
 
-  constructor(config: S3Config) {
+  /** `spoolDir`: where recordings are also written while their parts stream (s3-spool.ts). */
+  constructor(config: S3Config, opts: { spoolDir?: string } = {}) {
+    this.#spoolDir = opts.spoolDir ?? null;
     const options: S3ClientConfig = {
       region: config.region,
       forcePathStyle: config.forcePathStyle,
@@ -119,7 +156,103 @@ export class S3RecordingStore implements RecordingStore {
         }),
       )
       .catch(() => {});
-    return new S3Upload(this.#client, this.#bucket, this.#key(callSid), expiresAtMs);
+    const spool = this.#spoolDir === null ? null : new SpoolFile(this.#spoolDir, callSid, expiresAtMs);
+    this.#writing.add(callSid);
+    const upload = new S3Upload(this.#client, this.#bucket, this.#key(callSid), expiresAtMs, spool, () =>
+      this.#writing.delete(callSid),
+    );
+    return upload;
+  }
+
+  /**
+   * Uploads every recording a previous run of this instance left in the spool (it died mid-call):
+   * the whole samples written, the header's sizes patched so it plays; abandons the unfinished
+   * multipart upload it left, then removes the spool. Run once at start, before any call. Returns
+   * the call ids uploaded; one that fails stays in the spool for the next start.
+   */
+  async recoverSpooled(): Promise<string[]> {
+    if (this.#spoolDir === null) return [];
+    const names = await readdir(this.#spoolDir).catch(() => [] as string[]);
+    const recovered: string[] = [];
+    for (const name of names.filter((file) => file.endsWith('.wav'))) {
+      const callSid = name.slice(0, -'.wav'.length);
+      // Recovery runs beside the first calls of this run: their spools are theirs.
+      if (!isStorableCallSid(callSid) || this.#writing.has(callSid)) continue;
+      await this.#recoverOne(callSid);
+      recovered.push(callSid);
+    }
+    return recovered;
+  }
+
+  async #recoverOne(callSid: string): Promise<void> {
+    const dir = this.#spoolDir!;
+    const wav = join(dir, `${callSid}.wav`);
+    const meta = join(dir, `${callSid}.json`);
+    const expiresAtMs = await readFile(meta, 'utf8').then(
+      (text) => Number((JSON.parse(text) as { expiresAtMs?: unknown }).expiresAtMs),
+      () => Number.NaN,
+    );
+    const file = await open(wav, 'r+');
+    let dataBytes: number;
+    try {
+      const { size } = await file.stat();
+      const header = Buffer.alloc(WAV_HEADER_BYTES);
+      await file.read(header, 0, WAV_HEADER_BYTES, 0);
+      const rate = headerSampleRate(header);
+      if (rate === null || size < WAV_HEADER_BYTES) {
+        // Died before the header was written: nothing of the call to keep.
+        await file.close();
+        await rm(wav, { force: true });
+        await rm(meta, { force: true });
+        return;
+      }
+      // Whole sample frames only: a write cut short mid-frame would shift the channels.
+      dataBytes = Math.floor((size - WAV_HEADER_BYTES) / BYTES_PER_FRAME) * BYTES_PER_FRAME;
+      await file.write(wavHeader(rate, dataBytes), 0, WAV_HEADER_BYTES, 0);
+    } finally {
+      await file.close().catch(() => {});
+    }
+    const key = this.#key(callSid);
+    await this.#abortUnfinished(key);
+    const kept = Number.isSafeInteger(expiresAtMs) ? { [EXPIRES_META]: String(expiresAtMs) } : undefined;
+    if (kept) {
+      await this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.#bucket,
+          Key: this.#expiryKey(expiresAtMs, callSid),
+          Body: '',
+          ContentLength: 0,
+        }),
+      );
+    }
+    await new Upload({
+      client: this.#client,
+      params: {
+        Bucket: this.#bucket,
+        Key: key,
+        Body: createReadStream(wav, { start: 0, end: WAV_HEADER_BYTES + dataBytes - 1 }),
+        ContentType: 'audio/wav',
+        ...(kept ? { Metadata: kept } : {}),
+      },
+      partSize: PART_BYTES,
+      queueSize: 1,
+      leavePartsOnError: false,
+    }).done();
+    await rm(wav, { force: true });
+    await rm(meta, { force: true });
+  }
+
+  /** The multipart uploads a dead run left under `key`: abandoned, so no part lingers. */
+  async #abortUnfinished(key: string): Promise<void> {
+    const listing = await this.#client
+      .send(new ListMultipartUploadsCommand({ Bucket: this.#bucket, Prefix: key }))
+      .catch(() => null);
+    for (const upload of listing?.Uploads ?? []) {
+      if (upload.Key !== key || upload.UploadId === undefined) continue;
+      await this.#client
+        .send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: upload.UploadId }))
+        .catch(() => {});
+    }
   }
 
   async size(callSid: string): Promise<number | null> {

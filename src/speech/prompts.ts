@@ -51,9 +51,15 @@ export interface PromptAudioDeps {
   retryAfterMs?: number;
   /** Rendered files kept on disk; past it the oldest go (voicemails are one per contact). */
   maxCacheFiles?: number;
+  /**
+   * Speech made on this machine (raw μ-law 8 kHz), for a text that has no bundled recording when
+   * prompts are not rendered: the built-in local agent's voice, so a recording's text consent is
+   * heard with no speech service (docs/recordings.md). Absent: such a text has no audio.
+   */
+  localVoice?: (text: string) => Buffer;
 }
 
-export type PromptSource = 'memory' | 'disk' | 'rendered' | 'bundled';
+export type PromptSource = 'memory' | 'disk' | 'rendered' | 'bundled' | 'local';
 
 const DEFAULT_RETRY_AFTER_MS = 60_000;
 const DEFAULT_MAX_CACHE_FILES = 1000;
@@ -110,8 +116,11 @@ export class PromptAudio {
     };
     const config = this.#deps.config;
     const api = this.#deps.api;
-    if (config === null || api === null || text === null)
+    if (config === null || api === null || text === null) {
+      const spoken = text === null ? null : this.#localAudio(kind, text, format);
+      if (spoken) return done(spoken, 'local');
       return done(await this.#bundledAudio(kind, format), 'bundled');
+    }
 
     const key = cacheKey(text, config, format);
     const remembered = this.#memory.get(key);
@@ -223,6 +232,18 @@ export class PromptAudio {
   #coolingDown(): boolean {
     if (this.#failedAtMs === null) return false;
     return this.#now() - this.#failedAtMs < (this.#deps.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS);
+  }
+
+  /** A voicemail's text in the local voice, when there is one; the fixed prompts keep their recordings. */
+  #localAudio(kind: PromptKind, text: string, format: AudioFormat): Buffer | null {
+    const voice = this.#deps.localVoice;
+    if (voice === undefined || BUNDLED_PROMPTS[kind] !== null) return null;
+    try {
+      return transcode(voice(text), BUNDLED_FORMAT, format);
+    } catch (err) {
+      this.#deps.logger.warn({ err: (err as Error).message }, 'the local voice could not speak a prompt');
+      return null;
+    }
   }
 
   async #bundledAudio(kind: PromptKind, format: AudioFormat): Promise<Buffer | null> {

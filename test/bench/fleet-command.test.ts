@@ -91,10 +91,16 @@ describe('callbridge bench --instances options', () => {
     [['--instances', '3', '--carrier', 'telnyx'], '--carrier does not apply to --instances'],
     [['--instances', '3', '--cpu-prof', 'profiles'], '--cpu-prof does not apply to --instances'],
     [['--instances', '3', '--no-baseline'], '--no-baseline does not apply to --instances'],
+    [['--instances', '3', '--record'], '--record does not apply to --instances'],
     [['--redis', 'redis://127.0.0.1:6379'], '--redis applies to --instances only'],
     [['--carrier-delay-ms', '100'], '--carrier-delay-ms applies to --instances only'],
   ])('refuses %j', (args, message) => {
     expect(() => parseBenchArgs(args)).toThrow(message);
+  });
+
+  it('takes --record for the load benchmark, off by default', () => {
+    expect(parseBenchArgs(['--calls', '10', '--record'])).toMatchObject({ calls: 10, record: true });
+    expect(parseBenchArgs(['--calls', '10'])).toMatchObject({ record: false });
   });
 
   it('keeps a password in --redis out of its error', () => {

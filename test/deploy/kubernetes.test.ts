@@ -286,7 +286,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
       expect(loaded!.agent.url).toBe(regions[region]!.agentUrl);
       expect(loaded!.redisKeyPrefix).toBe(`callbridge:${region}:`);
       expect(loaded!.trustProxy).not.toBe(false);
-      expect(Object.keys(loaded!.profiles).sort()).toEqual(['default', 'reminders', 'sales']);
+      expect(Object.keys(loaded!.profiles).sort()).toEqual(['default', 'recorded', 'reminders', 'sales']);
     });
 
     it('mounts the profiles, number routes and regions from ConfigMaps made from config/', () => {

@@ -68,6 +68,6 @@ describe('scripts/sync-deploy.mjs', () => {
         expect(monitoring.resources).toContain(path.slice('deploy/kubernetes/components/monitoring/'.length));
     }
     // A profile added to config/agents is copied and must be listed for its ConfigMap.
-    expect(paths.filter((path) => path.startsWith('deploy/kubernetes/base/config/agents/'))).toHaveLength(3);
+    expect(paths.filter((path) => path.startsWith('deploy/kubernetes/base/config/agents/'))).toHaveLength(4);
   });
 });

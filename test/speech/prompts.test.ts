@@ -242,3 +242,32 @@ describe('rendered prompts', () => {
     );
   });
 });
+
+describe('PromptAudio with a local voice and no rendering', () => {
+  // A text prompt (a recording's consent) is spoken by the local voice when nothing renders it,
+  // in the asked format; the fixed prompts keep their bundled recordings.
+  it('speaks a voicemail text with the local voice and leaves the fixed prompts bundled', async () => {
+    const spoken: string[] = [];
+    const prompts = new PromptAudio({
+      config: null,
+      api: null,
+      cacheDir: '',
+      logger: pino({ level: 'silent' }),
+      localVoice: (text) => {
+        spoken.push(text);
+        return Buffer.alloc(160, 0x7f);
+      },
+    });
+    const said = await prompts.promptAudioWithSource(
+      'voicemail',
+      { encoding: 'linear16', sampleRate: 16000 },
+      { text: 'This call is recorded.' },
+    );
+    expect(said.source).toBe('local');
+    expect(said.audio?.length).toBe(640);
+    expect(spoken).toEqual(['This call is recorded.']);
+    const fixed = await prompts.promptAudioWithSource('unavailable', { encoding: 'mulaw', sampleRate: 8000 });
+    expect(fixed.source).toBe('bundled');
+    expect(spoken).toHaveLength(1);
+  });
+});

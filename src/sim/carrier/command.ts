@@ -13,7 +13,14 @@ import type { SimDialect } from './dialect.js';
 import { DEFAULT_DIALECT, dialectNames, findDialect } from './dialects/index.js';
 import type { CallEvent } from './events.js';
 import { formatEvent, SPEAK_REASONS, seconds } from './format.js';
-import { DEFAULT_FROM, DEFAULT_HOLD_MS, DEFAULT_SERVER, DEFAULT_TO, placeCall } from './place-call.js';
+import {
+  DEFAULT_FROM,
+  DEFAULT_HOLD_MS,
+  DEFAULT_SERVER,
+  DEFAULT_TO,
+  placeCall,
+  RECORDED_TO,
+} from './place-call.js';
 import { simulationEnvFromDataDir } from './simulation-keys-file.js';
 
 export interface CommandIo {
@@ -55,6 +62,8 @@ interface CallArgs {
   analysis: boolean;
   /** Print where the call's recording is once the server completed it (`--record`). */
   record: boolean;
+  /** Whether `--to` was given; `--record` without it dials the recorded number. */
+  toChosen: boolean;
 }
 
 class UsageError extends Error {}
@@ -75,6 +84,12 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
     return err instanceof UsageError ? 2 : 1;
   }
   const { dialect } = parsed;
+  if (parsed.record && parsed.toChosen === false) {
+    io.stdout(
+      `--record without --to: calling ${RECORDED_TO}, which the shipped config/numbers.json routes to ` +
+        'the "recorded" profile (recording on, with a consent prompt)\n',
+    );
+  }
   io.stdout(
     `calling ${parsed.to} from ${parsed.from} at ${parsed.server} (${dialect.name}, ` +
       `${dialect.describeSigning(io.env)}), ${seconds(audio.length / 8)} of caller audio\n`,
@@ -196,7 +211,8 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
     throw new UsageError(`--server must be an http:// or https:// URL, got "${server}"`);
   }
   const from = text('from') ?? DEFAULT_FROM;
-  const to = text('to') ?? DEFAULT_TO;
+  const record = values.record === true;
+  const to = text('to') ?? (record ? RECORDED_TO : DEFAULT_TO);
   checkE164('--from', from);
   checkE164('--to', to);
   const holdText = text('hold-ms');
@@ -220,7 +236,8 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
     waitForGreeting: values['no-wait'] !== true,
     verbose: values.verbose === true,
     analysis: values['no-analysis'] !== true,
-    record: values.record === true,
+    record,
+    toChosen: text('to') !== undefined,
   };
 }
 
