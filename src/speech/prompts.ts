@@ -56,7 +56,7 @@ export interface PromptAudioDeps {
    * prompts are not rendered: the built-in local agent's voice, so a recording's text consent is
    * heard with no speech service (docs/recordings.md). Absent: such a text has no audio.
    */
-  localVoice?: (text: string) => Buffer;
+  localVoice?: (text: string) => Promise<Buffer>;
 }
 
 export type PromptSource = 'memory' | 'disk' | 'rendered' | 'bundled' | 'local';
@@ -117,7 +117,7 @@ export class PromptAudio {
     const config = this.#deps.config;
     const api = this.#deps.api;
     if (config === null || api === null || text === null) {
-      const spoken = text === null ? null : this.#localAudio(kind, text, format);
+      const spoken = text === null ? null : await this.#localAudio(kind, text, format);
       if (spoken) return done(spoken, 'local');
       return done(await this.#bundledAudio(kind, format), 'bundled');
     }
@@ -235,11 +235,11 @@ export class PromptAudio {
   }
 
   /** A voicemail's text in the local voice, when there is one; the fixed prompts keep their recordings. */
-  #localAudio(kind: PromptKind, text: string, format: AudioFormat): Buffer | null {
+  async #localAudio(kind: PromptKind, text: string, format: AudioFormat): Promise<Buffer | null> {
     const voice = this.#deps.localVoice;
     if (voice === undefined || BUNDLED_PROMPTS[kind] !== null) return null;
     try {
-      return transcode(voice(text), BUNDLED_FORMAT, format);
+      return transcode(await voice(text), BUNDLED_FORMAT, format);
     } catch (err) {
       this.#deps.logger.warn({ err: (err as Error).message }, 'the local voice could not speak a prompt');
       return null;

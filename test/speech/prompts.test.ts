@@ -253,7 +253,7 @@ describe('PromptAudio with a local voice and no rendering', () => {
       api: null,
       cacheDir: '',
       logger: pino({ level: 'silent' }),
-      localVoice: (text) => {
+      localVoice: async (text) => {
         spoken.push(text);
         return Buffer.alloc(160, 0x7f);
       },
