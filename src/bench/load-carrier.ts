@@ -29,6 +29,7 @@ import {
 } from './frames.js';
 import { type CarrierCallReport, type CarrierReport, onParentMessage, type Plan, toParent } from './ipc.js';
 import { Samples } from './samples.js';
+import { benchSigningEnv } from './signing.js';
 
 const FRAME_MS = 20;
 const SLOTS = FRAME_MS;
@@ -184,7 +185,7 @@ async function placeCall(call: Call, serverUrl: string, carrier: string, plan: P
     server: serverUrl,
     from: '+15550100',
     to: '+15550199',
-    env: {},
+    env: benchSigningEnv(carrier),
     timeoutMs: WEBHOOK_TIMEOUT_MS,
   });
   if (answer.kind === 'failed') throw new Error(answer.error);

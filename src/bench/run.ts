@@ -13,6 +13,7 @@ import { type MachineCpu, machineCpu, type ProcessCpu, processCpu, processRssKB 
 import { recordedConfigDir, storedRecordings } from './recorded-config.js';
 import { newestProfile, type ProfileSummary, summarizeProfile } from './profile.js';
 import { type LatencySummary, summarize } from './samples.js';
+import { BENCH_STREAM_TOKEN_SECRET } from './signing.js';
 
 export type Target = 'callbridge' | 'baseline';
 
@@ -262,6 +263,7 @@ export async function runTarget(target: Target, opts: RunOptions): Promise<Targe
           HOST: '127.0.0.1',
           PORT: String(port),
           PUBLIC_URL: serverUrl,
+          STREAM_TOKEN_SECRET: BENCH_STREAM_TOKEN_SECRET,
           AGENT_URL: agentUrl,
           AGENT_API_KEY,
           AGENT_PREWARM: String(AGENT_PREWARM),

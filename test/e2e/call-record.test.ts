@@ -78,7 +78,7 @@ describe('call --record against npm start with the shipped config', () => {
     const [code] = await once(call, 'exit');
     const text = output();
     expect(code, text).toBe(0);
-    expect(text).toMatch(/calling \+15550199, which the shipped config\/numbers\.json routes to/);
+    expect(text).toMatch(/calling \+15550188, which the shipped config\/numbers\.json routes to/);
 
     const callSid = /^call (\S+) ended/m.exec(text)?.[1];
     expect(callSid, text).toBeDefined();

@@ -37,8 +37,19 @@ afterEach(async () => {
   await agent.close();
 });
 
+/** Webhooks are signed: only a verified call pre-warms its agent (docs/security.md). */
+const TWILIO_TOKEN = 'drain-faults-twilio-auth-token-00001';
+const SIGNED = { authToken: TWILIO_TOKEN };
+
 async function start(env: Record<string, string>): Promise<ServerProcess> {
-  server = await spawnServer({ AGENT_URL: agent.url, AGENT_API_KEY: API_KEY, ...env });
+  server = await spawnServer({
+    AGENT_URL: agent.url,
+    AGENT_API_KEY: API_KEY,
+    TWILIO_ACCOUNT_SID: `AC${'f'.repeat(32)}`,
+    TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
+    TWILIO_API_URL: 'http://127.0.0.1:9',
+    ...env,
+  });
   return server;
 }
 
@@ -53,13 +64,17 @@ interface LiveCall {
 /** A call through the webhook and the media stream, live on both sides (caller audio reaches the agent). */
 async function liveCall(base: string): Promise<LiveCall> {
   const callSid = newCallSid();
-  const answer = await voiceWebhook(base, { CallSid: callSid, From: '+15005550006', To: '+15005550001' });
+  const answer = await voiceWebhook(
+    base,
+    { CallSid: callSid, From: '+15005550006', To: '+15005550001' },
+    SIGNED,
+  );
   expect(answer.body).toContain('<Connect><Stream');
   // Calls are placed one at a time, so the next agent connection is this call's (pre-warmed) one.
   const conn = await agent.nextConnection();
   const settings = await conn.waitFor('Settings');
   expect(settings.tags).toContain(`call:${callSid}`);
-  const carrier = await openMediaStream(answer.streamUrl, { callSid });
+  const carrier = await openMediaStream(answer.streamUrl, { callSid, ...SIGNED });
   carriers.push(carrier);
   carrier.start(answer.parameters);
   const callerSent = Array.from({ length: 10 }, () => randomBytes(FRAME_BYTES));
@@ -83,7 +98,7 @@ async function sigterm(proc: ServerProcess): Promise<void> {
 
 /** A new call's voice webhook, while the server drains. */
 function newCall(base: string) {
-  return voiceWebhook(base, { CallSid: newCallSid(), From: '+15005550006', To: '+15005550001' });
+  return voiceWebhook(base, { CallSid: newCallSid(), From: '+15005550006', To: '+15005550001' }, SIGNED);
 }
 
 /** `work`, failing at once if the call's media stream closes first. */

@@ -50,11 +50,23 @@ async function deploy(server: ServerProcess): Promise<number> {
   return res.status;
 }
 
+/** Webhooks are signed: only a verified call pre-warms its agent (docs/security.md). */
+const TWILIO_TOKEN = 'redis-outage-twilio-auth-token-0001';
+const TWILIO = {
+  TWILIO_ACCOUNT_SID: `AC${'e'.repeat(32)}`,
+  TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
+  TWILIO_API_URL: 'http://127.0.0.1:9',
+};
+
 const newCall = (server: ServerProcess, callSid = newCallSid()) =>
-  voiceWebhook(server.baseUrl, { CallSid: callSid, From: '+15005550006', To: '+15005550001' });
+  voiceWebhook(
+    server.baseUrl,
+    { CallSid: callSid, From: '+15005550006', To: '+15005550001' },
+    { authToken: TWILIO_TOKEN },
+  );
 
 async function stream(url: string, callSid: string, parameters: Record<string, string>) {
-  const client = await openMediaStream(url, { callSid });
+  const client = await openMediaStream(url, { callSid, authToken: TWILIO_TOKEN });
   streams.push(client);
   client.start(parameters);
   return client;
@@ -65,6 +77,7 @@ describe.skipIf(!REDIS_SERVER)('a Redis outage mid-call', () => {
     redis = await startRedisServer();
     agent = await startFakeAgent({ autoApply: true });
     const server = await spawnServer({
+      ...TWILIO,
       AGENT_URL: agent.url,
       AGENT_API_KEY: 'key',
       REDIS_URL: redis.url,
@@ -162,6 +175,7 @@ describe.skipIf(!REDIS_SERVER)('a Redis outage mid-call', () => {
     redis = await startRedisServer();
     agent = await startFakeAgent({ autoApply: true });
     const server = await spawnServer({
+      ...TWILIO,
       AGENT_URL: agent.url,
       AGENT_API_KEY: 'key',
       REDIS_URL: redis.url,

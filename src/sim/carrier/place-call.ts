@@ -67,7 +67,7 @@ export const DEFAULT_TO = '+15005550001';
  * The number `call --record` dials when no `--to` is given: the shipped config/numbers.json routes
  * it to the `recorded` profile, whose calls are recorded (docs/recordings.md).
  */
-export const RECORDED_TO = '+15550199';
+export const RECORDED_TO = '+15550188';
 export const DEFAULT_HOLD_MS = 8000;
 /** How long the observer feed may take to report `end` once the media stream has closed. */
 const OBSERVER_END_GRACE_MS = 1000;
