@@ -61,6 +61,7 @@ import { DEFAULT_DIALER_OPTIONS, type DialerOptions } from './outbound/dialer.js
 import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
 import type { SimulationKeys } from './carriers/simulation-keys.js';
 import type { Store } from './store/store.js';
+import { outboundContexts } from './call/outbound-context.js';
 import { openRecordingStore } from './recording/open-store.js';
 import { Recordings } from './recording/recordings.js';
 import {
@@ -182,8 +183,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ...(deps.simulationKeys ? { simulationKeys: deps.simulationKeys } : {}),
       placers,
     });
-  const outboundCalls =
-    placers.length > 0 ? composeOriginator(placers, config.streamTokenSecret, dialPolicy) : null;
+  // Outbound contexts stay in the shared store; carriers carry only their references (docs/security.md).
+  const contexts = outboundContexts(config.streamTokenSecret, deps.store);
+  const outboundCalls = placers.length > 0 ? composeOriginator(placers, contexts, dialPolicy) : null;
   const outbound = createOutbound({
     config,
     store: deps.store,
@@ -357,6 +359,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     fetchPolicy,
   });
   const intake = createCallIntake({
+    contexts,
     config,
     dial,
     metrics,

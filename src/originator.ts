@@ -1,15 +1,10 @@
 // The one Originator the outbound room places calls through (src/outbound/ports.ts), composed by
 // app.ts from the call placers of the enabled carriers (src/carriers/placer.ts). Here the outbound
-// request becomes the sealed context the call carries (src/call/outbound-context.ts), and the
-// carriers' status words become the dialer's outcomes.
+// request becomes the context kept server-side, whose reference the call carries
+// (src/call/outbound-context.ts), and the carriers' status words become the dialer's outcomes.
 import type { CarrierCallState } from './carriers/call-status.js';
 import type { CallPlacer } from './carriers/placer.js';
-import {
-  OUTBOUND_CONTEXT_TTL_MS,
-  type OutboundAmd,
-  type OutboundContext,
-  sealOutboundContext,
-} from './call/outbound-context.js';
+import type { OutboundAmd, OutboundContext, OutboundContexts } from './call/outbound-context.js';
 import type { RecordingSettings } from './config/recording.js';
 import { BadRequestError } from './errors.js';
 import type { CarrierCallStatus, OriginateRequest, Originator } from './outbound/ports.js';
@@ -66,7 +61,7 @@ export function callStatusOutcome(state: CarrierCallState): CarrierCallStatus {
 
 export function composeOriginator(
   placers: readonly CallPlacer[],
-  secret: string,
+  contexts: Pick<OutboundContexts, 'keep'>,
   dialPolicy: DialPolicy,
 ): OutboundCalls {
   const byName = new Map(placers.map((placer) => [placer.carrier, placer]));
@@ -100,14 +95,12 @@ export function composeOriginator(
       amd: call.amd,
       ...(call.recording !== null ? { recording: call.recording } : {}),
     };
-    const sealed = sealOutboundContext(secret, context, {
-      carrier: placer.carrier,
-      expiresAtMs: Date.now() + OUTBOUND_CONTEXT_TTL_MS,
-    });
+    // Kept before the call is placed: its first webhook may come to any instance at once.
+    const ref = await contexts.keep(context, placer.carrier);
     const { callSid } = await placer.place({
       to: call.to,
       from: call.from,
-      context: sealed,
+      context: ref,
       detectMachine: call.amd !== null,
     });
     return { carrier: placer.carrier, callSid };

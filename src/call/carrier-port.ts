@@ -79,8 +79,11 @@ export interface CallAnnouncement {
   direction: 'inbound' | 'outbound';
   /** The format the stream will bring: the pre-warmed agent is dialed for it. */
   mediaFormat: MediaFormat;
-  /** The sealed outbound context (campaign, contact, variables), carried to the call by its token. */
-  context?: string;
+  /**
+   * An outbound call's context, as `CallIntake.outboundContext` resolved it: its reference rides to
+   * the call in the stream token, the context itself stays in the store.
+   */
+  context?: ResolvedContext;
   /** Whether the announcing request was verified: what it may cause is the core's to decide (trust.ts). */
   verified: boolean;
 }
@@ -118,6 +121,12 @@ export interface PreparedCall {
  */
 export const OBSERVER_HEADER = 'x-callbridge-observer';
 
+/** An outbound context a verified request named, with the reference it named it by. */
+export interface ResolvedContext {
+  ref: string;
+  context: OutboundContext;
+}
+
 /** What the core offers a carrier's webhook routes. */
 export interface CallIntake {
   /** Whether a new call may be taken now; declined calls never cost an agent session. */
@@ -135,11 +144,11 @@ export interface CallIntake {
   /** Counts a webhook or upgrade refused before any call existed (bad signature, malformed). */
   refused(carrier: string, reason: string): void;
   /**
-   * The outbound context a carrier brought back (webhook URL, client state); null if this server did
-   * not seal it for that carrier, it expired, or the request was not verified (an unverified request
-   * reads no context).
+   * The outbound context whose reference a carrier brought back (webhook URL, client state), read
+   * from the store; null if this server did not issue the reference for that carrier, the context
+   * expired or is gone, or the request was not verified (an unverified request reads no context).
    */
-  outboundContext(carrier: string, sealed: unknown, verified: boolean): OutboundContext | null;
+  outboundContext(carrier: string, ref: unknown, verified: boolean): Promise<ResolvedContext | null>;
   /**
    * An outbound call's own id, from a callback that carries its context, for a carrier whose answer
    * to the request to place the call named the request rather than the call (Plivo's request UUID):

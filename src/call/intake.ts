@@ -17,11 +17,17 @@ import type {
   CallIntake,
   OutboundStatusReport,
   PreparedCall,
+  ResolvedContext,
 } from './carrier-port.js';
 import type { MachineVerdicts } from './machine-verdicts.js';
 import { mediaUrl } from './media-url.js';
 import { issueObserverToken } from './observer.js';
-import { MAX_SEALED_CONTEXT_CHARS, type OutboundContext, openOutboundContext } from './outbound-context.js';
+import {
+  contextIdOf,
+  MAX_CONTEXT_REF_CHARS,
+  type OutboundContext,
+  type OutboundContexts,
+} from './outbound-context.js';
 import { DECLINE_AUDIO_PATH } from './prompt-routes.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
 import type { PendingStreams } from './pending-streams.js';
@@ -39,6 +45,8 @@ export interface IntakeDeps {
   admission: AdmissionControl;
   isDraining(): boolean;
   verdicts: MachineVerdicts;
+  /** Outbound contexts, kept in the shared store behind the references carriers bring back. */
+  contexts: Pick<OutboundContexts, 'resolve'>;
   /** Where outbound calls' final statuses go (the dialer, for a campaign's attempts). */
   onOutboundStatus(report: OutboundStatusReport): void;
   /** Where an outbound call's own id goes once a callback names it (the dialer, for its attempt). */
@@ -56,8 +64,8 @@ export interface IntakeDeps {
 
 export const DECLINED_MESSAGE =
   "Sorry, we can't take your call right now. Please call back in a few minutes.";
-/** Outbound context rides in the stream token, which rides in a URL path: it stays small. */
-export const MAX_CONTEXT_CHARS = MAX_SEALED_CONTEXT_CHARS;
+/** An outbound context's reference rides in the stream token, which rides in a URL path: it is small. */
+export const MAX_CONTEXT_CHARS = MAX_CONTEXT_REF_CHARS;
 
 /**
  * Whether a new call fits now: not draining, and under the admitted concurrency, counting calls
@@ -132,15 +140,13 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       if (call.context !== undefined && !allowed.outboundContext) {
         throw new RangeError('an unverified request cannot name an outbound context');
       }
-      if (call.context !== undefined && call.context.length > MAX_CONTEXT_CHARS) {
-        throw new RangeError(`call context longer than ${MAX_CONTEXT_CHARS} characters`);
+      if (
+        call.context !== undefined &&
+        contextIdOf(config.streamTokenSecret, call.context.ref, call.carrier) === null
+      ) {
+        throw new RangeError('call context not issued here for this carrier');
       }
-      const outbound =
-        call.context === undefined
-          ? null
-          : openOutboundContext(config.streamTokenSecret, call.context, { carrier: call.carrier });
-      if (call.context !== undefined && outbound === null)
-        throw new RangeError('call context not sealed here');
+      const outbound = call.context?.context ?? null;
       // An outbound call speaks with the profile it was placed with; an inbound one with its number's.
       const profile =
         outbound && config.profiles[outbound.profile]
@@ -159,7 +165,7 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
           from: call.from,
           to: call.to,
           direction: call.direction,
-          ...(call.context === undefined ? {} : { context: call.context }),
+          ...(call.context === undefined ? {} : { context: call.context.ref }),
           instance,
         },
         config.streamTokenTtlMs,
@@ -211,9 +217,10 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       metrics.carrierRequestsRejected.inc({ carrier, reason });
     },
 
-    outboundContext(carrier: string, sealed: unknown, verified: boolean): OutboundContext | null {
-      if (!allowanceOf(verified).outboundContext) return null;
-      return openOutboundContext(config.streamTokenSecret, sealed, { carrier });
+    async outboundContext(carrier: string, ref: unknown, verified: boolean): Promise<ResolvedContext | null> {
+      if (!allowanceOf(verified).outboundContext || typeof ref !== 'string') return null;
+      const context = await deps.contexts.resolve(ref, carrier);
+      return context === null ? null : { ref, context };
     },
 
     outboundCallIdentified(carrier: string, context: OutboundContext, callSid: string): void {

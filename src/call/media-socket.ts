@@ -21,7 +21,7 @@ import type { PendingStreams } from './pending-streams.js';
 import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from './prewarm.js';
 import type { CallRecord } from '../store/call-record.js';
 import type { MachineVerdicts } from './machine-verdicts.js';
-import { openOutboundContext } from './outbound-context.js';
+import { type OutboundContext, outboundContexts } from './outbound-context.js';
 import type { CallRegistry } from './registry.js';
 import { profileWithVariables } from '../agent/placeholders.js';
 import { type CallInfo, CallSession } from './session.js';
@@ -266,12 +266,8 @@ export function handleMediaSocket(
     return prewarmed.ready;
   };
 
-  const startSession = (start: StartEvent, grant: StreamGrant) => {
+  const startSession = (start: StartEvent, grant: StreamGrant, outbound: OutboundContext | null) => {
     const profileName = config.profiles[grant.profile] ? grant.profile : config.numbers.default;
-    const outbound =
-      grant.context === undefined
-        ? null
-        : openOutboundContext(config.streamTokenSecret, grant.context, { carrier });
     const named = config.profiles[profileName]!;
     // An outbound call's prompt and greeting speak the contact's variables.
     const spoken = outbound ? profileWithVariables(named, outbound.variables) : named;
@@ -374,7 +370,23 @@ export function handleMediaSocket(
         return;
       }
     }
-    startSession(start, grant);
+    // The outbound context is read once per call, here, never on the per-frame path.
+    let outbound: OutboundContext | null = null;
+    if (grant.context !== undefined) {
+      try {
+        outbound = await outboundContexts(config.streamTokenSecret, deps.store).resolve(
+          grant.context,
+          carrier,
+        );
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'store unavailable while reading a call context');
+        decline(start, 'store_unavailable');
+        return;
+      }
+      if (phase !== 'verifying') return;
+      if (outbound === null) log.warn('the call context is gone or expired: the call has none');
+    }
+    startSession(start, grant, outbound);
   };
 
   const onEvent = (event: LegEvent) => {

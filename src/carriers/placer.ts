@@ -8,7 +8,7 @@ export interface PlaceCallRequest {
   to: string;
   /** E.164 caller ID; null: the carrier's default for this server. */
   from: string | null;
-  /** The sealed outbound context (src/call/outbound-context.ts), carried through the call. */
+  /** The reference to the call's outbound context (src/call/outbound-context.ts), carried through the call. */
   context: string;
   /** Whether to ask for answering-machine detection, with the end of a voicemail greeting. */
   detectMachine: boolean;
@@ -24,7 +24,7 @@ export interface CallPlacer {
   /** Ends the call whatever its state; an already-ended call is not an error. */
   hangup(callSid: string): Promise<void>;
   /**
-   * The sealed context of a call placed here lately, for a carrier whose webhooks may not carry it
+   * The context reference of a call placed here lately, for a carrier whose webhooks may not carry it
    * back (Exotel's applet request); null when this instance did not place the call or forgot it.
    */
   contextOf?(callSid: string): string | null;

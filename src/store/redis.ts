@@ -19,6 +19,7 @@ import { redisIdempotencyKeys } from './redis/idempotency.js';
 import { redisKeys } from './redis/keys.js';
 import { upgradeLegacyLayout } from './redis/legacy-layout.js';
 import { redisOnceClaims } from './redis/once-claims.js';
+import { redisOutboundContexts } from './redis/outbound-contexts.js';
 import { redisProviderVerifications } from './redis/provider-verifications.js';
 import { redisWindowCounters } from './redis/window-counters.js';
 import type { Clock, Store } from './store.js';
@@ -87,6 +88,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<Store>
 
   return {
     ...redisOnceClaims(client, keys, limits.clockSkewAllowanceMs),
+    ...redisOutboundContexts(client, keys),
     ...redisIdempotencyKeys(client, keys),
     ...redisWindowCounters(client, keys, now),
     ...eventQueue,

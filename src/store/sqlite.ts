@@ -13,6 +13,7 @@ import { eventQueueMigrations, sqliteEventQueue } from './sqlite/event-queue.js'
 import { idempotencyMigrations, sqliteIdempotencyKeys } from './sqlite/idempotency.js';
 import { applyMigrations } from './sqlite/migrations.js';
 import { onceClaimMigrations, sqliteOnceClaims } from './sqlite/once-claims.js';
+import { outboundContextMigrations, sqliteOutboundContexts } from './sqlite/outbound-contexts.js';
 import {
   providerVerificationMigrations,
   sqliteProviderVerifications,
@@ -50,6 +51,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
 
   applyMigrations(db, [
     ...onceClaimMigrations,
+    ...outboundContextMigrations,
     ...idempotencyMigrations,
     ...windowCounterMigrations,
     ...eventQueueMigrations,
@@ -63,6 +65,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   ]);
 
   const onceClaims = sqliteOnceClaims(db, now, limits.clockSkewAllowanceMs);
+  const { prune: pruneContexts, ...outboundContexts } = sqliteOutboundContexts(db, now);
   const idempotency = sqliteIdempotencyKeys(db, now);
   const counters = sqliteWindowCounters(db, now);
   const { prune: pruneCampaigns, ...campaigns } = sqliteCampaigns(db, now);
@@ -71,6 +74,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   const prune = () => {
     pruneSessions();
     onceClaims.prune();
+    pruneContexts();
     idempotency.prune();
     counters.prune();
     pruneCampaigns();
@@ -82,6 +86,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
 
   return {
     claimOnce: onceClaims.claimOnce,
+    ...outboundContexts,
     claimIdempotencyKey: idempotency.claimIdempotencyKey,
     commitIdempotencyKey: idempotency.commitIdempotencyKey,
     releaseIdempotencyKey: idempotency.releaseIdempotencyKey,

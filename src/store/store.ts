@@ -21,6 +21,17 @@ export interface OnceClaims {
   claimOnce(key: string, validForMs: number): Promise<boolean>;
 }
 
+/**
+ * Outbound calls' contexts, kept server-side behind an opaque id while the call may still report
+ * (docs/security.md, "Outbound contexts"): only the id travels through the carrier.
+ */
+export interface OutboundContextRecords {
+  /** Keeps `value` under `id` for `ttlMs`; an id is written once, by the instance placing the call. */
+  putOutboundContext(id: string, value: string, ttlMs: number): Promise<void>;
+  /** The value kept under `id`, or null when none was or it has expired. */
+  getOutboundContext(id: string): Promise<string | null>;
+}
+
 /** Result of claiming an idempotency key. `token` proves ownership to commit or release. */
 export type IdempotencyClaim =
   { status: 'claimed'; token: string } | { status: 'in_progress' } | { status: 'done' };
@@ -185,6 +196,7 @@ export interface AnalysisJobs {
 export interface Store
   extends
     OnceClaims,
+    OutboundContextRecords,
     IdempotencyKeys,
     WindowCounters,
     EventQueue,

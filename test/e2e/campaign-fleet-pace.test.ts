@@ -5,10 +5,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { worstWindow } from '../../src/bench/campaign.js';
 import { simulatedCallee } from '../../src/sim/callee/answer.js';
+import { simulatedCalleeEnv } from '../helpers/simulation.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { disposeAll, ensureBuilt, type ServerProcess, spawnServer } from '../helpers/server-process.js';
-import { simulatedCalleeEnv } from '../helpers/simulation.js';
 
 const redisUp = await redisAvailable();
 if (!redisUp) console.warn(`skipping the three-instance pace test: no Redis answers at ${REDIS_URL}`);
@@ -29,6 +29,8 @@ describe.skipIf(!redisUp)('one campaign paced across three server processes', ()
   const placedBy: string[] = [];
 
   beforeAll(async () => {
+    // Signed with the simulated carrier's own keys, derived from the fleet's shared secret: an
+    // unsigned callback reads no context.
     const callee = simulatedCallee({
       timeScale: 1 / 10,
       env: simulatedCalleeEnv('stream-token-secret-shared-by-the-fleet'),

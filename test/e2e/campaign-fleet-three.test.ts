@@ -7,6 +7,7 @@
 // when they ask is waited for, not dialed again. Needs Redis; each run has its own key prefix.
 import { randomUUID } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxOverlap } from '../../src/bench/campaign.js';
 import { simulatedCallee } from '../../src/sim/callee/answer.js';
@@ -59,11 +60,15 @@ interface StatusRead {
   live: boolean;
 }
 
-/** The attempt id an answer URL carries, inside its signed context (`c1.<payload>.<signature>`). */
-function attemptOf(answerUrl: string): string {
-  const payload = (new URL(answerUrl).searchParams.get('ctx') ?? '').split('.')[1] ?? '';
+/**
+ * The attempt id of the call an answer URL names: the URL carries only a reference to the call's
+ * context (`r1.<id>.<binding>`), and the fleet keeps the context in the shared Redis under its id.
+ */
+async function attemptOf(redis: Redis, prefix: string, answerUrl: string): Promise<string> {
+  const id = (new URL(answerUrl).searchParams.get('ctx') ?? '').split('.')[1] ?? '';
   try {
-    const context = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { attemptId?: unknown };
+    const kept = await redis.get(`${prefix}outbound-context:${id}`);
+    const context = JSON.parse(kept ?? '{}') as { attemptId?: unknown };
     return typeof context.attemptId === 'string' ? context.attemptId : '';
   } catch {
     return '';
@@ -84,6 +89,9 @@ describe.skipIf(!redisUp)('a campaign on three server processes sharing Redis an
   const placed: Placed[] = [];
   const statusReads: StatusRead[] = [];
   const placedWatchers = new Set<(call: Placed) => void>();
+  /** Every call placed, at once, before its attempt id is read from Redis. */
+  const placedSids: string[] = [];
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
 
   beforeAll(async () => {
     // Signed with the simulated carrier's own keys, derived from the fleet's shared secret.
@@ -93,23 +101,21 @@ describe.skipIf(!redisUp)('a campaign on three server processes sharing Redis an
     });
     carrier = await startSimulatedCarrierApi({
       onPlaced: (call, log) => {
-        const attemptId = attemptOf(call.answerUrl);
-        const campaign = attemptId.split('.')[0]!;
-        const inFlight =
-          placed.filter(
-            (other) =>
-              other.attemptId.startsWith(`${campaign}.`) && log.get(other.callSid)?.state !== 'ended',
-          ).length + 1;
-        const record = {
-          callSid: call.callSid,
-          to: call.to,
-          origin: new URL(call.answerUrl).origin,
-          attemptId,
-          inFlight,
-        };
-        placed.push(record);
-        for (const watch of placedWatchers) watch(record);
+        // One campaign runs at a time here: every call not ended is one of its own.
+        placedSids.push(call.callSid);
+        const inFlight = placedSids.filter((sid) => log.get(sid)?.state !== 'ended').length;
         callee(call, log);
+        void attemptOf(redis, keyPrefix, call.answerUrl).then((attemptId) => {
+          const record = {
+            callSid: call.callSid,
+            to: call.to,
+            origin: new URL(call.answerUrl).origin,
+            attemptId,
+            inFlight,
+          };
+          placed.push(record);
+          for (const watch of placedWatchers) watch(record);
+        });
       },
       onRequest: ({ method, path }) => {
         const sid = /^\/2010-04-01\/Accounts\/[^/]+\/Calls\/([^/]+)\.json$/.exec(path)?.[1];
@@ -135,6 +141,7 @@ describe.skipIf(!redisUp)('a campaign on three server processes sharing Redis an
     await disposeAll();
     await carrier?.close();
     await deleteKeys(keyPrefix);
+    redis.disconnect();
   });
 
   const admin = (server: ServerProcess, path: string, body?: unknown, type = 'application/json') =>

@@ -66,7 +66,9 @@ describe('a debug-level log of a call through every carrier', () => {
     expect(log).toContain('"level":20');
     expect(log).toContain(placed[0]);
     expect(log).not.toContain(SECRET_WORD);
-    // Sealed contexts (c1.<body>.<mac>), stream tokens (v1.<body>.<mac>), observer tokens.
+    // Context references (r1.<id>.<binding>), formerly sealed contexts (c1.<body>.<mac>), stream
+    // tokens (v1.<body>.<mac>), observer tokens.
+    expect(log).not.toMatch(/r1\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/);
     expect(log).not.toMatch(/c1\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/);
     expect(log).not.toMatch(/v1\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/);
     expect(log).not.toMatch(/o1\.[a-z]+\.\d+\.[A-Za-z0-9_-]{16,}/);

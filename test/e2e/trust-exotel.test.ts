@@ -99,7 +99,7 @@ describe('a production server with every carrier configured', () => {
     const status = await postExotelStatus(server.baseUrl, {
       CallSid: newExotelSid(),
       Status: 'completed',
-      CustomField: 'c1.forged.context',
+      CustomField: 'r1.forged.context',
     });
     expect(status.status).toBe(403);
 
@@ -195,7 +195,7 @@ describe('a development server, Exotel unverified (no networks set)', () => {
     const claimed = await postExotelStatus(server.baseUrl, {
       CallSid: callSid,
       Status: 'completed',
-      CustomField: 'c1.eyJhdHRlbXB0SWQiOiJ4In0.c2ln',
+      CustomField: 'r1.AAAAAAAAAAAAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBB',
     });
     expect(claimed.status).toBe(400);
     expect(exotelApi.requests).toEqual([]);

@@ -42,7 +42,7 @@ export function createFakeIntake(opts: { mediaBase?: string } = {}): FakeIntake 
     statuses: [],
     verdicts: [],
     identified: [],
-    outboundContext: () => null,
+    outboundContext: async () => null,
     // The core's own rule (src/call/trust.ts): the routes ask, the fake answers as the core would.
     allowance: allowanceOf,
     outboundCallIdentified(carrier, context, callSid) {

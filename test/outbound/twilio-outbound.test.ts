@@ -5,7 +5,7 @@
 // live calls through the carrier's API.
 import twilio from 'twilio';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openOutboundContext, sealOutboundContext } from '../../src/call/outbound-context.js';
+import { issueContextRef, outboundContexts } from '../../src/call/outbound-context.js';
 import { startFakeTwilioApi, type FakeTwilioApi } from '../helpers/fake-twilio-api.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -80,13 +80,15 @@ describe('POST /v1/calls through Twilio', () => {
       StatusCallbackMethod: 'POST',
     });
     const base = server.config.publicUrl;
-    expect(form.Url).toMatch(new RegExp(`^${base}/carriers/twilio/voice\\?ctx=c1\\.`));
-    expect(form.StatusCallback).toMatch(new RegExp(`^${base}/carriers/twilio/status\\?ctx=c1\\.`));
-    expect(form.AsyncAmdStatusCallback).toMatch(new RegExp(`^${base}/carriers/twilio/amd\\?ctx=c1\\.`));
-    const context = openOutboundContext(
-      server.config.streamTokenSecret,
+    // Only an opaque reference rides in the URLs: the context stays in the store.
+    const REF = '(r1\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{22})$';
+    expect(form.Url).toMatch(new RegExp(`^${base}/carriers/twilio/voice\\?ctx=${REF}`));
+    expect(form.StatusCallback).toMatch(new RegExp(`^${base}/carriers/twilio/status\\?ctx=${REF}`));
+    expect(form.AsyncAmdStatusCallback).toMatch(new RegExp(`^${base}/carriers/twilio/amd\\?ctx=${REF}`));
+    expect(JSON.stringify(form)).not.toContain('Ada');
+    const context = await outboundContexts(server.config.streamTokenSecret, server.store).resolve(
       new URL(form.Url!).searchParams.get('ctx'),
-      { carrier: 'twilio' },
+      'twilio',
     );
     expect(context).toEqual({
       attemptId: null,
@@ -219,18 +221,7 @@ describe("Twilio's callbacks for outbound calls", () => {
 
   it('refuses a callback whose context was forged or tampered with, and one unsigned', async () => {
     const { placed, create } = await placeOne({ to: '+12125550172' });
-    const forged = sealOutboundContext(
-      'another-secret',
-      {
-        attemptId: null,
-        campaignId: null,
-        contact: null,
-        profile: 'default',
-        variables: {},
-        amd: null,
-      },
-      { carrier: 'twilio', expiresAtMs: Date.now() + 60_000 },
-    );
+    const forged = issueContextRef('another-secret', 'twilio').ref;
     const url = create.form.StatusCallback!.replace(/ctx=[^&]+/, `ctx=${forged}`);
     const params = { CallSid: placed.callSid, CallStatus: 'busy' };
     const res = await twilioPost(url, params);

@@ -3,7 +3,7 @@
 // recording on the call's instance. Malformed settings are refused with the field named.
 import { describe, expect, it } from 'vitest';
 import { placeCallRequest } from '../../src/admin/place-call.js';
-import { openOutboundContext, sealOutboundContext } from '../../src/call/outbound-context.js';
+import { decodeContext, encodeContext } from '../../src/call/outbound-context.js';
 import { parseInboxMessage } from '../../src/fleet/messages.js';
 import { campaignSpec } from '../../src/outbound/campaign-spec.js';
 import { profileFixture } from '../outbound/rig.js';
@@ -57,7 +57,7 @@ describe('a campaign with recording', () => {
   });
 });
 
-describe('the sealed outbound context', () => {
+describe('the kept outbound context', () => {
   const BINDING = { carrier: 'twilio', expiresAtMs: Date.now() + 60_000 };
   const base = {
     attemptId: null,
@@ -69,22 +69,16 @@ describe('the sealed outbound context', () => {
   };
 
   it('carries recording settings to the call', () => {
-    const sealed = sealOutboundContext('secret-for-tests', { ...base, recording: RECORDING }, BINDING);
-    expect(openOutboundContext('secret-for-tests', sealed, { carrier: 'twilio' })?.recording).toEqual(
-      RECORDING,
-    );
+    const kept = encodeContext({ ...base, recording: RECORDING }, BINDING);
+    expect(decodeContext(kept, { carrier: 'twilio' })?.recording).toEqual(RECORDING);
   });
 
   it('refuses a context whose recording is malformed', () => {
-    const sealed = sealOutboundContext(
-      'secret-for-tests',
-      {
-        ...base,
-        recording: { enabled: 'yes' } as unknown as typeof RECORDING,
-      },
+    const kept = encodeContext(
+      { ...base, recording: { enabled: 'yes' } as unknown as typeof RECORDING },
       BINDING,
     );
-    expect(openOutboundContext('secret-for-tests', sealed, { carrier: 'twilio' })).toBeNull();
+    expect(decodeContext(kept, { carrier: 'twilio' })).toBeNull();
   });
 });
 

@@ -78,6 +78,21 @@ export function storeContract(name: string, harness: () => Promise<StoreHarness>
       await h.cleanup();
     });
 
+    describe('outbound contexts', () => {
+      it('keeps a context for every instance until its lifetime ends, then forgets it', async () => {
+        // A context kept by the instance that placed the call is read by whichever instance takes
+        // its webhooks, and never past its lifetime.
+        const other = await open();
+        const value = JSON.stringify({ variables: { name: 'Zoë "Ω" \\ 🚀' } });
+        await store.putOutboundContext('ctx-1', value, 150);
+        expect(await other.getOutboundContext('ctx-1')).toBe(value);
+        expect(await other.getOutboundContext('ctx-unknown')).toBeNull();
+        await sleep(250);
+        expect(await other.getOutboundContext('ctx-1')).toBeNull();
+        expect(await store.getOutboundContext('ctx-1')).toBeNull();
+      });
+    });
+
     describe('claimOnce', () => {
       it('grants the first claim only, until its validity and the clock-skew allowance have passed', async () => {
         const skewed = await open({ clockSkewAllowanceMs: 300 });

@@ -1,7 +1,7 @@
 // Placing outbound calls through Exotel (docs/protocols/exotel.md section 9): `Calls/connect` rings
 // the number (`From`), then runs the flow (`Url`) whose Voicebot applet asks our
 // `GET /carriers/exotel/stream` where to stream, so an answered call is bridged exactly as an
-// inbound one. The sealed outbound context goes as `CustomField`; whether Exotel passes it on to the
+// inbound one. The outbound context's reference goes as `CustomField`; whether Exotel passes it on to the
 // applet's request is unverified, so it is also kept here by Exotel's call sid, from the moment the
 // create request answers, for the applet's request and the status callback to find.
 import { CarrierApiError } from '../../errors.js';
@@ -28,21 +28,21 @@ export interface ExotelPlacerOptions {
 
 /** The contexts of calls placed lately, by call sid; expired and excess entries are forgotten, oldest first. */
 class PlacedContexts {
-  readonly #entries = new Map<string, { sealed: string; expiresAtMs: number }>();
+  readonly #entries = new Map<string, { ref: string; expiresAtMs: number }>();
   constructor(private readonly now: () => number) {}
 
-  set(callSid: string, sealed: string): void {
+  set(callSid: string, ref: string): void {
     const now = this.now();
     for (const [sid, entry] of this.#entries) {
       if (entry.expiresAtMs > now && this.#entries.size < MAX_CONTEXTS) break;
       this.#entries.delete(sid);
     }
-    this.#entries.set(callSid, { sealed, expiresAtMs: now + CONTEXT_TTL_MS });
+    this.#entries.set(callSid, { ref, expiresAtMs: now + CONTEXT_TTL_MS });
   }
 
   get(callSid: string): string | null {
     const entry = this.#entries.get(callSid);
-    return entry && entry.expiresAtMs > this.now() ? entry.sealed : null;
+    return entry && entry.expiresAtMs > this.now() ? entry.ref : null;
   }
 }
 

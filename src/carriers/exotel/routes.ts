@@ -9,7 +9,13 @@
 // own Basic credentials.
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { MediaFormat } from '../../audio/format.js';
-import { type CallIntake, OBSERVER_HEADER, type OutboundFinalStatus } from '../../call/carrier-port.js';
+import {
+  type CallIntake,
+  OBSERVER_HEADER,
+  type OutboundFinalStatus,
+  type ResolvedContext,
+} from '../../call/carrier-port.js';
+import type { OutboundContext } from '../../call/outbound-context.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { boundedStatusWord, type CarrierCallStatus } from '../call-status.js';
 import type { CallPlacer } from '../placer.js';
@@ -32,8 +38,8 @@ const CALL_SID = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_NUMBER_CHARS = 64;
 const MAX_CONTEXT_CHARS = 2048;
 const FORM_BODY_LIMIT_BYTES = 64 * 1024;
-/** A sealed outbound context (src/call/outbound-context.ts) starts so; anything else in `CustomField` is not ours. */
-const SEALED_CONTEXT_PREFIX = 'c1.';
+/** An outbound context's reference (src/call/outbound-context.ts) starts so; anything else in `CustomField` is not ours. */
+const CONTEXT_REF_PREFIX = 'r1.';
 
 /** Final statuses of a call, as the status callback and the API word them, in the outbound room's words. */
 const FINAL_STATUSES: Readonly<Partial<Record<CarrierCallStatus, OutboundFinalStatus>>> = Object.freeze({
@@ -105,25 +111,32 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
   }
 
   /**
-   * The sealed context of an outbound call: kept when it was placed here, else the `CustomField`
-   * Exotel passed back; '' for an inbound call; null for a `CustomField` that claims to be ours and
-   * is not, or that an unverified request names (it reads no context).
+   * The context of an outbound call, by the reference kept when it was placed here, else the one in
+   * the `CustomField` Exotel passed back; undefined for an inbound call; null for a `CustomField`
+   * that claims to be ours and is not, or that an unverified request names (it reads no context).
    */
-  function contextOf(callSid: string, params: Params, verified: boolean): string | null {
+  async function contextOf(
+    callSid: string,
+    params: Params,
+    verified: boolean,
+  ): Promise<ResolvedContext | undefined | null> {
     const field = text(params, 'CustomField', MAX_CONTEXT_CHARS);
-    const claimed = field.startsWith(SEALED_CONTEXT_PREFIX);
-    if (!intake.allowance(verified).outboundContext) return claimed ? null : '';
+    const claimed = field.startsWith(CONTEXT_REF_PREFIX);
+    if (!intake.allowance(verified).outboundContext) return claimed ? null : undefined;
     const kept = opts.placer?.contextOf?.(callSid) ?? null;
-    if (kept !== null) return kept;
-    if (!claimed) return '';
-    return intake.outboundContext(CARRIER, field, verified) === null ? null : field;
+    if (kept === null && !claimed) return undefined;
+    return intake.outboundContext(CARRIER, kept ?? field, verified);
   }
 
   /** A final status callback of an outbound call counts once Exotel's API says the same call ended. */
-  async function confirmFinalStatus(req: FastifyRequest, callSid: string, sealed: string, params: Params) {
-    const context = intake.outboundContext(CARRIER, sealed, true);
+  async function confirmFinalStatus(
+    req: FastifyRequest,
+    callSid: string,
+    context: OutboundContext,
+    params: Params,
+  ) {
     const placer = opts.placer;
-    if (context === null || !placer) return;
+    if (!placer) return;
     let state;
     try {
       state = await placer.status(callSid);
@@ -170,12 +183,12 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
         .code(503)
         .send({ error: { code: 'CALLBRIDGE_UNAVAILABLE', message: 'not taking calls now' } });
     }
-    const context = contextOf(callSid, query, verified);
+    const context = await contextOf(callSid, query, verified);
     if (context === null) {
       intake.refused(CARRIER, 'bad_context');
       throw new BadRequestError('the call context in CustomField is not valid');
     }
-    const outbound = context !== '' || /^outbound/i.test(text(query, 'Direction', 32));
+    const outbound = context !== undefined || /^outbound/i.test(text(query, 'Direction', 32));
     // An outbound call's `From` is the number called (it was rung first), `CallTo` the ExoPhone
     // (unverified: section 9); the record names them as for any outbound call.
     const caller = exotelE164(firstText(query, ['CallFrom', 'From'], MAX_NUMBER_CHARS));
@@ -187,7 +200,7 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
       to: outbound ? caller : called,
       direction: outbound ? 'outbound' : 'inbound',
       mediaFormat: EXOTEL_MEDIA_FORMAT,
-      ...(context === '' ? {} : { context }),
+      ...(context === undefined ? {} : { context }),
       verified,
     });
     req.log.info(
@@ -248,13 +261,13 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
       req.log.info({ callSid, callStatus: word }, 'call status callback');
       // Unsigned, so only a hint: an outbound call's end is read back from the API before it counts,
       // and only for a verified request (an unverified one costs no API read).
-      const sealed = contextOf(callSid, params, verified);
-      if (sealed === null) {
+      const resolved = await contextOf(callSid, params, verified);
+      if (resolved === null) {
         intake.refused(CARRIER, 'bad_context');
         throw new BadRequestError('the call context in CustomField is not valid');
       }
-      if (sealed && Object.hasOwn(FINAL_STATUSES, word) && intake.allowance(verified).carrierApi)
-        void confirmFinalStatus(req, callSid, sealed, params);
+      if (resolved && Object.hasOwn(FINAL_STATUSES, word) && intake.allowance(verified).carrierApi)
+        void confirmFinalStatus(req, callSid, resolved.context, params);
       return reply.code(204).send();
     });
   };

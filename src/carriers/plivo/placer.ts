@@ -1,7 +1,7 @@
 // Placing outbound calls through Plivo's Call API (docs/protocols/plivo.md section 9): the
 // call's answer URL is our answer route, so an answered call is bridged exactly as an inbound one;
-// the hang-up URL brings the final status and the machine-detection URL the verdict. The sealed
-// outbound context rides in each URL's query (Plivo signs the URL with its query), so every webhook
+// the hang-up URL brings the final status and the machine-detection URL the verdict. The outbound
+// context's reference (the context stays in the store) rides in each URL's query (Plivo signs the URL with its query), so every webhook
 // of the call names its attempt.
 //
 // Plivo answers a create request with a request UUID, not the call's own CallUUID, which first
@@ -15,7 +15,7 @@ import type { PlivoRest } from './rest.js';
 
 /** Seconds Plivo lets the phone ring before the call ends unanswered. */
 export const PLIVO_RING_TIMEOUT_S = 30;
-/** The query parameter of our webhook URLs that carries the sealed outbound context. */
+/** The query parameter of our webhook URLs that carries the outbound context's reference. */
 export const PLIVO_CONTEXT_PARAM = 'context';
 
 export const PLIVO_MACHINE_PATH = '/carriers/plivo/machine';

@@ -151,12 +151,12 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     const callSid = callUuid(params);
     // An outbound call's context rides on the answer URL it was placed with (signed with it).
     const context = answerContext(req.url);
-    const opened = context === undefined ? null : intake.outboundContext('plivo', context, verified);
+    const opened = context === undefined ? null : await intake.outboundContext('plivo', context, verified);
     if (context !== undefined && opened === null) {
       intake.refused('plivo', 'bad_context');
       throw new BadRequestError('the call context in this URL is not valid');
     }
-    if (opened !== null) identify(opened, callSid, params);
+    if (opened !== null) identify(opened.context, callSid, params);
     const admission = intake.admit('plivo');
     reply.header('content-type', XML);
     if (admission !== 'admitted') {
@@ -176,7 +176,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       mediaFormat: MULAW_8K,
       verified,
     };
-    if (context !== undefined) announcement.context = context;
+    if (opened !== null) announcement.context = opened;
     const prepared = intake.prepare(announcement);
     log.info({ callSid, profile: prepared.profile }, 'plivo answer URL answered with a media stream');
     if (prepared.observerToken !== null) reply.header(OBSERVER_HEADER, prepared.observerToken);
@@ -190,22 +190,25 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
   }
 
   /** The outbound context of a webhook URL we gave Plivo; undefined for a call we did not place. */
-  function outboundContext(req: FastifyRequest, verified: boolean): OutboundContext | undefined {
+  async function outboundContext(
+    req: FastifyRequest,
+    verified: boolean,
+  ): Promise<OutboundContext | undefined> {
     const queryAt = req.url.indexOf('?');
-    const sealed =
+    const ref =
       queryAt === -1 ? null : new URLSearchParams(req.url.slice(queryAt + 1)).get(PLIVO_CONTEXT_PARAM);
-    if (sealed === null) return undefined;
-    const context = intake.outboundContext('plivo', sealed, verified);
-    if (context === null) {
+    if (ref === null) return undefined;
+    const resolved = await intake.outboundContext('plivo', ref, verified);
+    if (resolved === null) {
       intake.refused('plivo', 'bad_context');
       throw new BadRequestError('the call context in this URL is not valid');
     }
-    return context;
+    return resolved.context;
   }
 
   async function hangup(req: FastifyRequest, reply: FastifyReply) {
     const { params, verified } = await readVerified(req);
-    const context = outboundContext(req, verified);
+    const context = await outboundContext(req, verified);
     const callSid = context ? callUuid(params) : field(params, 'CallUUID');
     const callStatus = field(params, 'CallStatus');
     const hangupCause = field(params, 'HangupCause');
@@ -249,7 +252,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       intake.refused('plivo', 'malformed');
       throw new BadRequestError('Machine must be true or false');
     }
-    const context = outboundContext(req, verified);
+    const context = await outboundContext(req, verified);
     if (context) identify(context, callSid, params);
     intake.machineVerdict('plivo', callSid, report);
     return reply.code(200).send();

@@ -2,20 +2,20 @@
 // and 10): Telnyx returns it, base64 as given, on every later webhook of the call and in the
 // media stream's `start`. It carries the stream token (one more channel besides the media URL's
 // path), marks a call being declined, so the polite decline needs no state of our own, and holds
-// the sealed outbound context of a call this server placed (docs/protocols/telnyx.md section 9), so
+// the reference to the outbound context of a call this server placed (docs/protocols/telnyx.md section 9), so
 // every later webhook of the call names its attempt.
 
 export interface ClientState {
   token?: string;
   /** The call is being declined: speak the message once answered, then hang up. */
   decline?: true;
-  /** An outbound call's sealed context (src/call/outbound-context.ts), opened by the call intake. */
+  /** An outbound call's context reference (src/call/outbound-context.ts), resolved by the call intake. */
   ctx?: string;
 }
 
 /**
- * Longest client_state read back. Ours is a few hundred characters, or about 2,800 with an outbound
- * context (sealed, at most 2,048 characters, then base64 once more).
+ * Longest client_state read back. Ours is a few hundred characters, a few more with an outbound
+ * context's reference; anything past this is not ours.
  */
 const MAX_CLIENT_STATE_CHARS = 8192;
 const MAX_TOKEN_CHARS = 4096;

@@ -1,5 +1,5 @@
 // Placing outbound calls through Telnyx's Call Control (docs/protocols/telnyx.md section 9):
-// `POST /v2/calls` with our events webhook and the sealed outbound context in `client_state`, which
+// `POST /v2/calls` with our events webhook and the outbound context's reference in `client_state`, which
 // Telnyx returns on every webhook of the call. No media stream is asked for here: the stream token is
 // bound to the call id, which Telnyx names only in its answer, so the routes start the stream on
 // `call.answered` (routes.ts). Detection asks for the greeting's end, so a voicemail waits for it.

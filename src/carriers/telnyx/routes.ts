@@ -2,15 +2,19 @@
 // verified with Ed25519 when the public key is set. Telnyx is answered 200 at once; what the event
 // asks for (answering with a media stream, the polite decline) runs after, through the REST API,
 // bounded by its timeout, its failure logged and counted. A call this server placed carries its
-// sealed outbound context in `client_state` (section 9): once answered, it is prepared like an
+// outbound context's reference in `client_state` (section 9): once answered, it is prepared like an
 // inbound call and its stream started; its hang-up is its final status, and the detection events
 // are its verdict.
 import type { KeyObject } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { MediaFormat } from '../../audio/format.js';
-import { type CallIntake, OBSERVER_HEADER, type PreparedCall } from '../../call/carrier-port.js';
-import type { OutboundContext } from '../../call/outbound-context.js';
+import {
+  type CallIntake,
+  OBSERVER_HEADER,
+  type PreparedCall,
+  type ResolvedContext,
+} from '../../call/carrier-port.js';
 import type { TelnyxStreamCodec } from '../../config/types.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -122,11 +126,11 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
   }
 
   /**
-   * The call prepared in the core for its stream: inbound, or outbound with its sealed context.
+   * The call prepared in the core for its stream: inbound, or outbound with its context.
    * Telnyx retries a webhook that failed, so a failure forgets it: the retry must be answered, not
    * taken for a repeat.
    */
-  function prepareCall(call: TelnyxCallFields, seen: RecentIds, context?: string): PreparedCall {
+  function prepareCall(call: TelnyxCallFields, seen: RecentIds, context?: ResolvedContext): PreparedCall {
     try {
       return intake.prepare({
         carrier: 'telnyx',
@@ -200,44 +204,44 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
   }
 
   /** The outbound context a call's client state carries; undefined for a call this server did not place. */
-  function outboundOf(
+  async function outboundOf(
     webhook: TelnyxWebhook,
     call: TelnyxCallFields,
-  ): { sealed: string; context: OutboundContext } | undefined {
-    const sealed = decodeClientState(call.clientState)?.ctx;
-    if (sealed === undefined) return undefined;
-    const context = intake.outboundContext('telnyx', sealed, true);
-    if (context === null) {
+  ): Promise<ResolvedContext | undefined> {
+    const ref = decodeClientState(call.clientState)?.ctx;
+    if (ref === undefined) return undefined;
+    const resolved = await intake.outboundContext('telnyx', ref, true);
+    if (resolved === null) {
       throw refusal(
         `telnyx ${webhook.eventType}: the call context in client_state is not valid`,
         'bad_context',
       );
     }
-    return { sealed, context };
+    return resolved;
   }
 
   /** Our outbound call was answered: prepared as an inbound call is, then its stream started. */
-  function onOutboundAnswered(call: TelnyxCallFields, sealed: string): PreparedCall | undefined {
+  function onOutboundAnswered(call: TelnyxCallFields, outbound: ResolvedContext): PreparedCall | undefined {
     const { callSid } = call;
     if (answered.seen(callSid)) {
       log.warn({ callSid }, 'repeated call.answered ignored');
       return;
     }
     if (intake.admit('telnyx') !== 'admitted') {
-      declineAnswered(callSid, sealed);
+      declineAnswered(callSid, outbound.ref);
       return;
     }
     if (rest === null) {
       log.error({ callSid }, 'TELNYX_API_KEY is not set: the call cannot be bridged');
       return;
     }
-    const prepared = prepareCall(call, answered, sealed);
+    const prepared = prepareCall(call, answered, outbound);
     log.info(
       { callSid, profile: prepared.profile },
       'telnyx outbound call answered: starting its media stream',
     );
     // The context stays in the client state: Telnyx keeps the latest one for the call's later webhooks.
-    const clientState = encodeClientState({ ctx: sealed });
+    const clientState = encodeClientState({ ctx: outbound.ref });
     after('start stream', callSid, (api) =>
       api
         .streamingStart(callSid, { mediaUrl: prepared.mediaUrl, codec: deps.codec, clientState })
@@ -250,7 +254,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
     return prepared;
   }
 
-  function onEvent(webhook: TelnyxWebhook): PreparedCall | undefined {
+  async function onEvent(webhook: TelnyxWebhook): Promise<PreparedCall | undefined> {
     switch (webhook.eventType) {
       case 'call.initiated':
         return onInitiated(webhook);
@@ -261,8 +265,8 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
           declineAnswered(call.callSid, state.ctx);
           return;
         }
-        const outbound = outboundOf(webhook, call);
-        if (outbound) return onOutboundAnswered(call, outbound.sealed);
+        const outbound = await outboundOf(webhook, call);
+        if (outbound) return onOutboundAnswered(call, outbound);
         log.info({ callSid: call.callSid }, 'telnyx call answered');
         return;
       }
@@ -273,7 +277,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
         if (report === null) {
           throw new BadRequestError(`telnyx ${webhook.eventType}: payload.result is missing or not a word`);
         }
-        outboundOf(webhook, call);
+        await outboundOf(webhook, call);
         log.info({ callSid: call.callSid, result: report.raw }, 'telnyx answering-machine detection');
         intake.machineVerdict('telnyx', call.callSid, report);
         return;
@@ -292,7 +296,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
           { callSid: call.callSid, hangupCause: typeof cause === 'string' ? cause.slice(0, 64) : undefined },
           'telnyx call hung up',
         );
-        const outbound = outboundOf(webhook, call);
+        const outbound = await outboundOf(webhook, call);
         if (outbound) {
           const { status, reason } = telnyxHangupStatus(cause);
           intake.outboundStatus({
@@ -352,7 +356,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
             );
             return reply.code(200).send({ received: true });
           }
-          prepared = onEvent(webhook);
+          prepared = await onEvent(webhook);
         } catch (err) {
           const { code, refusal: reason } = err as { code?: unknown; refusal?: unknown };
           if (code === BAD_REQUEST)

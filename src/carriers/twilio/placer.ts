@@ -1,7 +1,7 @@
 // Placing outbound calls through Twilio's Calls API (docs/protocols/twilio.md, "REST";
 // docs/protocols/answering-machine-detection.md): the call's `Url` is our voice webhook, so an
 // answered call is bridged exactly as an inbound one; status callbacks and the asynchronous
-// detection verdict come to our routes. The sealed outbound context rides in each of those URLs'
+// detection verdict come to our routes. The outbound context's reference rides in each of those URLs'
 // query (Twilio signs the URL as given, query included), so every webhook of the call names its
 // attempt, even one that comes before the create request has returned.
 import { CarrierApiError } from '../../errors.js';

@@ -4,8 +4,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MULAW_8K } from '../../audio/format.js';
 import type { MachineVerdict, VerdictReport } from '../../call/amd-gate.js';
-import { type CallIntake, OBSERVER_HEADER, type OutboundFinalStatus } from '../../call/carrier-port.js';
-import type { OutboundContext } from '../../call/outbound-context.js';
+import {
+  type CallIntake,
+  OBSERVER_HEADER,
+  type OutboundFinalStatus,
+  type ResolvedContext,
+} from '../../call/carrier-port.js';
 import type { Config } from '../../config/types.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { TWILIO_CONTEXT_PARAM } from './placer.js';
@@ -112,18 +116,15 @@ export function twilioRoutes(
   };
 
   /** The outbound context in the URL Twilio was given, or undefined for a call we did not place. */
-  const contextOf = (
-    req: FastifyRequest,
-    verified: boolean,
-  ): { sealed: string; context: OutboundContext } | undefined => {
-    const sealed = (req.query as Record<string, unknown> | undefined)?.[TWILIO_CONTEXT_PARAM];
-    if (sealed === undefined) return undefined;
-    const context = intake.outboundContext('twilio', sealed, verified);
-    if (context === null || typeof sealed !== 'string') {
+  const contextOf = async (req: FastifyRequest, verified: boolean): Promise<ResolvedContext | undefined> => {
+    const ref = (req.query as Record<string, unknown> | undefined)?.[TWILIO_CONTEXT_PARAM];
+    if (ref === undefined) return undefined;
+    const resolved = await intake.outboundContext('twilio', ref, verified);
+    if (resolved === null) {
       intake.refused('twilio', 'bad_context');
       throw new BadRequestError('the call context in this URL is not valid');
     }
-    return { sealed, context };
+    return resolved;
   };
 
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -144,7 +145,7 @@ export function twilioRoutes(
         if (redirectUrl) return twiml(reply, redirectTwiml(redirectUrl));
         return twiml(reply, audioUrl ? playHangupTwiml(audioUrl) : sayHangupTwiml(message));
       }
-      const outbound = contextOf(req, verified);
+      const outbound = await contextOf(req, verified);
       const direction =
         outbound || single(params, 'Direction').startsWith('outbound') ? 'outbound' : 'inbound';
       // Twilio's bidirectional streams carry μ-law 8 kHz only.
@@ -155,7 +156,7 @@ export function twilioRoutes(
         to: single(params, 'To'),
         direction,
         mediaFormat: MULAW_8K,
-        ...(outbound ? { context: outbound.sealed } : {}),
+        ...(outbound ? { context: outbound } : {}),
         verified,
       });
       // The token is in the stream URL's path, and as a <Parameter> too, which `start` echoes back.
@@ -170,7 +171,7 @@ export function twilioRoutes(
       const callStatus = single(params, 'CallStatus');
       if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
       req.log.info({ callSid, callStatus: callStatus.slice(0, 32) }, 'call status callback');
-      const outbound = contextOf(req, verified);
+      const outbound = await contextOf(req, verified);
       const status = Object.hasOwn(FINAL_STATUSES, callStatus) ? FINAL_STATUSES[callStatus] : undefined;
       if (outbound && status) {
         const seconds = Number(single(params, 'CallDuration'));
@@ -196,7 +197,7 @@ export function twilioRoutes(
       if (!SID.test(callSid)) throw new BadRequestError('CallSid is missing or malformed');
       const report = twilioVerdict(single(params, 'AnsweredBy'), single(params, 'MachineDetectionDuration'));
       if (report === null) throw new BadRequestError('AnsweredBy is missing or not a verdict Twilio gives');
-      contextOf(req, verified);
+      await contextOf(req, verified);
       intake.machineVerdict('twilio', callSid, report);
       return reply.code(204).send();
     });

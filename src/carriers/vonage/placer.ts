@@ -1,8 +1,8 @@
 // Placing outbound calls through Vonage's Voice API (docs/protocols/vonage.md section 9): the
 // call's answer URL is our answer route, so an answered call is bridged exactly as an inbound one;
-// every status event, and the machine-detection results, come to our event route. The sealed
-// outbound context rides in both URLs' query: signed webhooks sign the body, not the URL, and the
-// context carries its own seal.
+// every status event, and the machine-detection results, come to our event route. The outbound
+// context's reference rides in both URLs' query (the context itself stays in the store): signed
+// webhooks sign the body, not the URL, and the reference carries its own HMAC binding.
 import { CarrierApiError } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
 import { type CallPlacer, callerIdFor, type PlaceCallRequest } from '../placer.js';
@@ -12,7 +12,7 @@ import type { VonageRest } from './rest.js';
 export const VONAGE_RINGING_TIMER_S = 30;
 /** Seconds detection waits for a beep after calling a machine (unverified range: 45 to 120). */
 export const VONAGE_BEEP_TIMEOUT_S = 45;
-/** The query parameter of our webhook URLs that carries the sealed outbound context. */
+/** The query parameter of our webhook URLs that carries the outbound context's reference. */
 export const VONAGE_CONTEXT_PARAM = 'context';
 
 export interface VonagePlacerOptions {

@@ -1,6 +1,6 @@
 // Vonage's webhooks (docs/protocols/vonage.md): the answer URL (GET by default, POST when so
 // configured) answers with an NCCO that connects the call to our media WebSocket; the event URL
-// takes status events, and for an outbound call (its sealed context in the URL's query) reports
+// takes status events, and for an outbound call (its context reference in the URL's query) reports
 // the final status and the machine-detection results. Both are verified as signed webhooks when a
 // signature secret is set.
 import { createHash } from 'node:crypto';
@@ -141,8 +141,9 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
     }
     // Our own outbound calls name themselves on the answer URL they were created with (adapter.ts).
     const outbound = text(query, 'direction', 16) === 'outbound';
-    const context = outbound ? text(query, 'context', MAX_CONTEXT_CHARS) : '';
-    if (context !== '' && intake.outboundContext(CARRIER, context, verified) === null) {
+    const ref = outbound ? text(query, 'context', MAX_CONTEXT_CHARS) : '';
+    const context = ref === '' ? null : await intake.outboundContext(CARRIER, ref, verified);
+    if (ref !== '' && context === null) {
       intake.refused(CARRIER, 'bad_context');
       throw new BadRequestError('the call context in this URL is not valid');
     }
@@ -153,7 +154,7 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
       to: e164(text(params, 'to', MAX_NUMBER_CHARS)),
       direction: outbound ? 'outbound' : 'inbound',
       mediaFormat: VONAGE_MEDIA_FORMAT,
-      ...(context === '' ? {} : { context }),
+      ...(context === null ? {} : { context }),
       verified,
     });
     req.log.info(
@@ -201,8 +202,8 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
       // An inbound call's events are logged; the call itself is run from its media stream.
       const query = (req.query ?? {}) as Params;
       if (!Object.hasOwn(query, VONAGE_CONTEXT_PARAM)) return reply.code(204).send();
-      const context = intake.outboundContext(CARRIER, query[VONAGE_CONTEXT_PARAM], verified);
-      if (context === null) {
+      const resolved = await intake.outboundContext(CARRIER, query[VONAGE_CONTEXT_PARAM], verified);
+      if (resolved === null) {
         intake.refused(CARRIER, 'bad_context');
         throw new BadRequestError('the call context in this URL is not valid');
       }
@@ -225,7 +226,7 @@ export function vonageRoutes(opts: VonageRoutesOptions): FastifyPluginAsync {
           callSid,
           from: e164(text(event, 'from', MAX_NUMBER_CHARS)),
           to: e164(text(event, 'to', MAX_NUMBER_CHARS)),
-          context,
+          context: resolved.context,
           status: final,
           reason: detail === 'unknown' ? `Vonage ${status}` : `Vonage ${status} (${detail})`,
           durationMs: /^\d{1,7}$/.test(seconds) ? Number(seconds) * 1000 : null,

@@ -5,6 +5,7 @@
 // them is bounded (limits.ts). Nothing else carries braces, and REDIS_KEY_PREFIX may not.
 //
 //   once:<key>                 single-use claim                   expires: validity + skew allowance
+//   outbound-context:<id>      an outbound call's context JSON    expires: the context's lifetime (12 h)
 //   idem:<key>                 webhook idempotency key            expires: in-progress TTL, then dedupe window
 //   count:<key>                auth-failure window counter        expires: with its window
 //   provider-verified          hash provider → last verified ms   expires: PROVIDER_VERIFIED_RETENTION_MS after
@@ -34,6 +35,7 @@ export const DAY_MS = 24 * 60 * 60_000;
 
 export interface RedisKeys {
   once(key: string): string;
+  outboundContext(id: string): string;
   idempotency(key: string): string;
   counter(key: string): string;
   providerVerified: string;
@@ -46,6 +48,7 @@ export interface RedisKeys {
 export function redisKeys(prefix: string): RedisKeys {
   return {
     once: (key) => `${prefix}once:${key}`,
+    outboundContext: (id) => `${prefix}outbound-context:${id}`,
     idempotency: (key) => `${prefix}idem:${key}`,
     counter: (key) => `${prefix}count:${key}`,
     providerVerified: `${prefix}provider-verified`,

@@ -24,8 +24,8 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A sealed context as the fake intake opens it: `c1.good…` is ours, any other `c1.` is forged. */
-const SEALED = 'c1.good.signature';
+/** A context reference as the fake intake resolves it: `r1.good…` is ours, any other `r1.` is forged. */
+const SEALED = 'r1.good.signature';
 const CONTEXT: OutboundContext = {
   attemptId: 'cmp_1.1.1',
   campaignId: 'cmp_1',
@@ -60,8 +60,8 @@ async function start(
   } = {},
 ): Promise<{ intake: FakeIntake; baseUrl: string }> {
   const intake = createFakeIntake();
-  intake.outboundContext = (_carrier, sealed, verified) =>
-    verified && typeof sealed === 'string' && sealed.startsWith('c1.good') ? CONTEXT : null;
+  intake.outboundContext = async (_carrier, ref, verified) =>
+    verified && typeof ref === 'string' && ref.startsWith('r1.good') ? { ref, context: CONTEXT } : null;
   const networks = opts.networks === undefined ? ['127.0.0.1/32'] : opts.networks;
   server = await startCarrierApp(
     exotelRoutes({
@@ -143,7 +143,7 @@ describe('exotel stream URL', () => {
     expect(answer.status).toBe(200);
     expect(intake.announced[0]).toMatchObject({
       direction: 'outbound',
-      context: SEALED,
+      context: { ref: SEALED },
       from: '+918012345678',
       to: '+919876543210',
     });
@@ -154,7 +154,7 @@ describe('exotel stream URL', () => {
     const placer = fakePlacer({ [callSid]: SEALED }, () => Promise.reject(new Error('not asked')));
     const { intake, baseUrl } = await start({ placer });
     expect((await requestExotelStream(baseUrl, { CallSid: callSid, Direction: '' })).status).toBe(200);
-    expect(intake.announced[0]).toMatchObject({ direction: 'outbound', context: SEALED });
+    expect(intake.announced[0]).toMatchObject({ direction: 'outbound', context: { ref: SEALED } });
   });
 
   it('refuses a CustomField that claims to be a context of ours and is not, preparing nothing', async () => {
@@ -162,7 +162,7 @@ describe('exotel stream URL', () => {
     const answer = await requestExotelStream(baseUrl, {
       CallSid: newExotelSid(),
       Direction: 'outbound-api',
-      CustomField: 'c1.forged.signature',
+      CustomField: 'r1.forged.signature',
     });
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.body).error).toEqual({
@@ -398,7 +398,7 @@ describe('exotel status callback of an outbound call', () => {
   it.each([
     ['no CallSid', { Status: 'busy' }, 'malformed', /CallSid is missing or malformed/],
     ['a CallSid with odd characters', { CallSid: '<x>', Status: 'busy' }, 'malformed', /CallSid/],
-    ['a forged context', { CallSid: 'abc', Status: 'busy', CustomField: 'c1.x.y' }, 'bad_context', /context/],
+    ['a forged context', { CallSid: 'abc', Status: 'busy', CustomField: 'r1.x.y' }, 'bad_context', /context/],
   ])('refuses %s with the project 400, counted', async (_, body, reason, message) => {
     const placer = fakePlacer({}, () => Promise.reject(new Error('not asked')));
     const { intake, baseUrl } = await start({ placer });

@@ -28,7 +28,7 @@ let logLines: string[];
 
 beforeEach(() => {
   intake = createFakeIntake();
-  intake.outboundContext = (_carrier, sealed) => (sealed === SEALED ? CONTEXT : null);
+  intake.outboundContext = async (_carrier, ref) => (ref === SEALED ? { ref, context: CONTEXT } : null);
   logLines = [];
 });
 afterEach(async () => {

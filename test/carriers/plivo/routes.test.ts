@@ -91,21 +91,27 @@ describe('plivo answer URL', () => {
   });
 
   it('marks an outbound call as such, with the context its answer URL carries', async () => {
-    intake.outboundContext = (_carrier, _sealed, verified) =>
-      verified
+    intake.outboundContext = async (_carrier, ref, verified) =>
+      verified && typeof ref === 'string'
         ? {
-            attemptId: null,
-            campaignId: 'campaign-7',
-            contact: 9,
-            profile: 'default',
-            variables: {},
-            amd: null,
+            ref,
+            context: {
+              attemptId: null,
+              campaignId: 'campaign-7',
+              contact: 9,
+              profile: 'default',
+              variables: {},
+              amd: null,
+            },
           }
         : null;
     const baseUrl = await start();
     const path = '/carriers/plivo/answer?context=campaign%3Ac1%2Ccontact%3A9';
     await postPlivo(baseUrl, path, answerParams({ Direction: 'outbound' }), valid());
-    expect(intake.announced[0]).toMatchObject({ direction: 'outbound', context: 'campaign:c1,contact:9' });
+    expect(intake.announced[0]).toMatchObject({
+      direction: 'outbound',
+      context: { ref: 'campaign:c1,contact:9' },
+    });
     await postPlivo(baseUrl, '/carriers/plivo/answer', answerParams(), valid());
     expect(intake.announced[1]!.context).toBeUndefined();
   });

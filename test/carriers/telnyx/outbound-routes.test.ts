@@ -1,6 +1,6 @@
 // Telnyx's webhooks about calls this server placed (docs/protocols/telnyx.md section 9), on a real
-// Fastify app holding only the Telnyx plugin, a fake intake that opens sealed contexts with a test
-// secret, and a fake Telnyx API: an answered call is prepared and its stream started, its hang-up
+// Fastify app holding only the Telnyx plugin, a fake intake that resolves context references with a
+// test secret, and a fake Telnyx API: an answered call is prepared and its stream started, its hang-up
 // becomes its final status, the detection events its verdict, and every malformed or forged event
 // is refused with a clear 400 (a bad signature with 403) and no request to Telnyx.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { encodeClientState } from '../../../src/carriers/telnyx/client-state.js'
 import { createTelnyxRest, telnyxCommandId } from '../../../src/carriers/telnyx/rest.js';
 import { telnyxRoutes } from '../../../src/carriers/telnyx/routes.js';
 import { importTelnyxPublicKeys } from '../../../src/carriers/telnyx/signature.js';
-import { openOutboundContext, sealOutboundContext } from '../../../src/call/outbound-context.js';
+import { encodeContext, issueContextRef, outboundContexts } from '../../../src/call/outbound-context.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { type CarrierApp, sinkLogger, startCarrierApp } from '../../helpers/carrier-app.js';
 import { type FakeCarrierApi, startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';
@@ -34,7 +34,15 @@ const CONTEXT = {
   amd: { mode: 'voicemail' as const, voicemailText: 'Call us back.', voicemailAudioUrl: null },
 };
 const BINDING = { carrier: 'telnyx', expiresAtMs: Date.now() + 3_600_000 };
-const SEALED = sealOutboundContext(SECRET, CONTEXT, BINDING);
+/** The store's kept contexts, as the intake reads them by reference. */
+const kept = new Map<string, string>();
+const contexts = outboundContexts(SECRET, {
+  putOutboundContext: async (id, value) => void kept.set(id, value),
+  getOutboundContext: async (id) => kept.get(id) ?? null,
+});
+const issued = issueContextRef(SECRET, 'telnyx');
+kept.set(issued.id, encodeContext(CONTEXT, BINDING));
+const SEALED = issued.ref;
 const OUR_STATE = encodeClientState({ ctx: SEALED });
 
 let api: FakeCarrierApi;
@@ -45,7 +53,10 @@ let logLines: string[];
 beforeEach(async () => {
   api = await startFakeCarrierApi(() => ({ status: 200, body: { data: { result: 'ok' } } }));
   intake = createFakeIntake();
-  intake.outboundContext = (carrier, sealed) => openOutboundContext(SECRET, sealed, { carrier });
+  intake.outboundContext = async (carrier, ref) => {
+    const context = await contexts.resolve(ref, carrier);
+    return context === null ? null : { ref: ref as string, context };
+  };
   logLines = [];
 });
 
@@ -106,7 +117,7 @@ describe('telnyx outbound: the answer', () => {
         direction: 'outbound',
         mediaFormat: { encoding: 'mulaw', sampleRate: 8000, channels: 1 },
         verified: true,
-        context: SEALED,
+        context: { ref: SEALED, context: CONTEXT },
       },
     ]);
     const request = await api.waitFor((r) => r.path.endsWith('/actions/streaming_start'));
@@ -254,22 +265,22 @@ describe('telnyx outbound: answering-machine detection', () => {
 
 describe('telnyx outbound: refused events', () => {
   const forged = encodeClientState({
-    ctx: sealOutboundContext('another-secret-entirely-000000000', CONTEXT, BINDING),
+    ctx: issueContextRef('another-secret-entirely-000000000', 'telnyx').ref,
   });
   const notOurs = Buffer.from(JSON.stringify({ cb: 1, ctx: 42 })).toString('base64');
 
   it.each([
-    ['call.answered', 'a context sealed elsewhere', { client_state: forged }, /client_state is not valid/],
+    ['call.answered', 'a context issued elsewhere', { client_state: forged }, /client_state is not valid/],
     ['call.answered', 'a context that is no string', { client_state: notOurs }, /client_state is not valid/],
     [
       'call.hangup',
-      'a context sealed elsewhere',
+      'a context issued elsewhere',
       { client_state: forged, hangup_cause: 'normal_clearing' },
       /client_state is not valid/,
     ],
     [
       'call.machine.detection.ended',
-      'a context sealed elsewhere',
+      'a context issued elsewhere',
       { client_state: forged, result: 'human' },
       /client_state is not valid/,
     ],

@@ -30,7 +30,7 @@ afterEach(async () => {
 
 async function start(): Promise<string> {
   intake = createFakeIntake();
-  intake.outboundContext = (_carrier, sealed) => (sealed === SEALED ? CONTEXT : null);
+  intake.outboundContext = async (_carrier, ref) => (ref === SEALED ? { ref, context: CONTEXT } : null);
   server = await startCarrierApp(
     vonageRoutes({
       intake,

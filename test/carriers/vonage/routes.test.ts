@@ -89,15 +89,18 @@ describe('vonage answer webhook', () => {
 
   it('marks our own outbound calls and carries their context', async () => {
     const { intake, baseUrl } = await start();
-    intake.outboundContext = (_carrier, _sealed, verified) =>
-      verified
+    intake.outboundContext = async (_carrier, ref, verified) =>
+      verified && typeof ref === 'string'
         ? {
-            attemptId: null,
-            campaignId: 'campaign-7',
-            contact: 9,
-            profile: 'default',
-            variables: {},
-            amd: null,
+            ref,
+            context: {
+              attemptId: null,
+              campaignId: 'campaign-7',
+              contact: 9,
+              profile: 'default',
+              variables: {},
+              amd: null,
+            },
           }
         : null;
     const answer = await announceVonageCall(
@@ -106,7 +109,10 @@ describe('vonage answer webhook', () => {
       { signing: SIGNING, query: { direction: 'outbound', context: 'campaign-7:contact-9' } },
     );
     expect(answer.status).toBe(200);
-    expect(intake.announced[0]).toMatchObject({ direction: 'outbound', context: 'campaign-7:contact-9' });
+    expect(intake.announced[0]).toMatchObject({
+      direction: 'outbound',
+      context: { ref: 'campaign-7:contact-9' },
+    });
   });
 
   it('declines politely when the intake does not admit the call, dialing no agent', async () => {
