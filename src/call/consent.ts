@@ -30,7 +30,8 @@ export async function consentAudio(
     return deps.voicemailRecordings(consent.audioUrl, deps.format);
   }
   try {
-    const audio = (await deps.prompts?.('voicemail', deps.format, { text: consent.text })) ?? null;
+    const audio =
+      (await deps.prompts?.('voicemail', deps.format, { text: consent.text, localVoice: true })) ?? null;
     return audio ? { audio } : { problem: 'prompts are not rendered here (config/prompts.json)' };
   } catch (err) {
     return { problem: `the prompt could not be rendered: ${(err as Error).message}` };

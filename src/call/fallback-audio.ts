@@ -21,8 +21,18 @@ export const BUNDLED_FALLBACK = fileURLToPath(
 export type PromptPlayer = (
   kind: PromptKind,
   format: MediaFormat,
-  opts?: { text?: string },
+  opts?: PromptOptions,
 ) => Promise<Buffer | null>;
+
+export interface PromptOptions {
+  text?: string;
+  /**
+   * Where prompts are not rendered, the built-in local voice may speak the text (the consent prompt
+   * of a recorded call). A campaign's voicemail leaves it unset: without rendering, the agent speaks
+   * the voicemail itself, as one of its turns.
+   */
+  localVoice?: boolean;
+}
 
 const cache = new Map<string, Buffer | null>();
 

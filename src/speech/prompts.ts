@@ -92,7 +92,7 @@ export class PromptAudio {
   async promptAudio(
     kind: PromptKind,
     format: AudioFormat,
-    opts: { text?: string } = {},
+    opts: { text?: string; localVoice?: boolean } = {},
   ): Promise<Buffer | null> {
     return (await this.promptAudioWithSource(kind, format, opts)).audio;
   }
@@ -101,7 +101,7 @@ export class PromptAudio {
   async promptAudioWithSource(
     kind: PromptKind,
     format: AudioFormat,
-    opts: { text?: string } = {},
+    opts: { text?: string; localVoice?: boolean } = {},
   ): Promise<{ audio: Buffer | null; source: PromptSource }> {
     if (!(PROMPT_KINDS as readonly string[]).includes(kind))
       throw new RangeError(`unknown prompt ${String(kind)}`);
@@ -117,7 +117,8 @@ export class PromptAudio {
     const config = this.#deps.config;
     const api = this.#deps.api;
     if (config === null || api === null || text === null) {
-      const spoken = text === null ? null : await this.#localAudio(kind, text, format);
+      const spoken =
+        text === null || opts.localVoice !== true ? null : await this.#localAudio(kind, text, format);
       if (spoken) return done(spoken, 'local');
       return done(await this.#bundledAudio(kind, format), 'bundled');
     }

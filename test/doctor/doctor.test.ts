@@ -99,7 +99,7 @@ describe('callbridge doctor', () => {
   it('with nothing configured: the built-in local agent, a warning for Twilio, exit 0', async () => {
     const { text, exitCode } = await doctor({});
     expect(exitCode).toBe(0);
-    expect(text[0]).toMatch(/^ok {3}configuration loads \(region global, 3 agent profiles in .*config\)$/);
+    expect(text[0]).toMatch(/^ok {3}configuration loads \(region global, 4 agent profiles in .*config\)$/);
     expect(text).toContain('ok   voice agent: no AGENT_URL, so calls use the built-in local voice agent');
     expect(text).toContainEqual(
       expect.stringMatching(/^warn TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are not set/),

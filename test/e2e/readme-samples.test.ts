@@ -25,7 +25,7 @@ function normalize(line: string, dataDir: string): string {
   return line
     .split(dataDir)
     .join('<data>')
-    .replace(/\/work\/callbridge\/data/g, '<data>')
+    .replace(/\/home\/you\/callbridge\/data/g, '<data>')
     .replace(/\b(MZ|CA)[0-9a-f]{32}\b/g, '<id>')
     .replace(/\bcmp_[0-9a-f]{20}\b/g, '<id>')
     .replace(/\d+(\.\d+)?/g, '#')

@@ -261,7 +261,7 @@ describe('PromptAudio with a local voice and no rendering', () => {
     const said = await prompts.promptAudioWithSource(
       'voicemail',
       { encoding: 'linear16', sampleRate: 16000 },
-      { text: 'This call is recorded.' },
+      { text: 'This call is recorded.', localVoice: true },
     );
     expect(said.source).toBe('local');
     expect(said.audio?.length).toBe(640);
@@ -269,5 +269,22 @@ describe('PromptAudio with a local voice and no rendering', () => {
     const fixed = await prompts.promptAudioWithSource('unavailable', { encoding: 'mulaw', sampleRate: 8000 });
     expect(fixed.source).toBe('bundled');
     expect(spoken).toHaveLength(1);
+  });
+
+  it("leaves a campaign's voicemail text to the agent unless the local voice is asked for", async () => {
+    const spoken: string[] = [];
+    const prompts = new PromptAudio({
+      config: null,
+      api: null,
+      cacheDir: '',
+      logger: pino({ level: 'silent' }),
+      localVoice: async (text) => {
+        spoken.push(text);
+        return Buffer.alloc(160, 0x7f);
+      },
+    });
+    const said = await prompts.promptAudioWithSource('voicemail', MULAW_8K, { text: 'Hi Ada' });
+    expect(said).toEqual({ audio: null, source: 'bundled' });
+    expect(spoken).toEqual([]);
   });
 });
