@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { placeCall } from '../../src/sim/carrier/place-call.js';
+import { simulationEnvFromDataDir } from '../../src/sim/carrier/simulation-keys-file.js';
 import { type Browser, browserMissing, launchBrowser } from '../helpers/browser.js';
 import { ensureBuilt, ROOT, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 
@@ -93,6 +94,9 @@ describe.skipIf(missing !== null)('the console in Chromium', () => {
     const replied = new Promise<void>((resolve) => (agentReplied = resolve));
     const call = placeCall({
       server: server.baseUrl,
+      // Signed as `callbridge call` signs, with the server's simulation keys: the call is verified,
+      // so its answer carries the observer token that streams its events here.
+      env: simulationEnvFromDataDir({ DATA_DIR: server.dataDir }, ROOT),
       audio: phrase,
       from: CALLER,
       holdMs: 120_000,
