@@ -7,13 +7,10 @@
 // voicemails included. Reports, as one JSON object: the pace achieved against the pace set and the
 // most dials in any one-second window (from the attempts' own start times), the most calls ever in flight against the cap (exactly, from the
 // attempts' start and end times), and the server's CPU time per dial.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
-import { freePort } from './children.js';
+import { spawnBenchServer } from './bench-server.js';
 import { mostPerSecond } from '../store/pace.js';
 import { processCpu } from './proc-stats.js';
 
@@ -27,7 +24,6 @@ export const CAMPAIGN_BENCH_USAGE = `usage: callbridge bench campaign [--contact
   --out FILE       also write the JSON result here
 `;
 
-const DIST = fileURLToPath(new URL('../', import.meta.url));
 const TOKEN = 'bench-admin-token-0000';
 const AREA_CODES = ['212', '415', '646', '718', '917', '310', '312', '617', '202', '305'];
 
@@ -116,21 +112,9 @@ export async function campaignBenchCommand(args: string[]): Promise<number> {
     return 2;
   }
 
-  const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-bench-campaign-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = spawn(process.execPath, [join(DIST, 'main.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN: TOKEN,
-      LOG_LEVEL: 'warn',
-      SIM_CALLEE_SPEEDUP: '1000',
-      ANALYSIS: 'off',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const { server, base, dataDir } = await spawnBenchServer('campaign', {
+    ADMIN_TOKEN: TOKEN,
+    SIM_CALLEE_SPEEDUP: '1000',
   });
   const admin = async (path: string, body?: unknown, type = 'application/json') => {
     const res = await fetch(`${base}/v1${path}`, {

@@ -5,16 +5,12 @@
 // measured over a window with no console open, then with C consoles following
 // GET /v1/calls/live/events; each console's view is checked against the directory at the end and
 // the delay from a change to its arrival in every console is sampled.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import type { LiveCall } from '../call/live-call.js';
 import { fleetKeys } from '../fleet/keys.js';
-import { freePort } from './children.js';
+import { spawnBenchServer } from './bench-server.js';
 import { processCpu } from './proc-stats.js';
 
 export const CONSOLE_BENCH_USAGE = `usage: callbridge bench console [--calls N] [--consoles C] [--window S] [--churn N]
@@ -28,7 +24,6 @@ export const CONSOLE_BENCH_USAGE = `usage: callbridge bench console [--calls N] 
   --out FILE    also write the JSON result here
 `;
 
-const DIST = fileURLToPath(new URL('../', import.meta.url));
 const TOKEN = 'bench-console-admin-token-0000000001';
 const PEER = 'bench-peer';
 
@@ -152,23 +147,11 @@ export async function consoleBenchCommand(args: string[]): Promise<number> {
   const prefix = `callbridge-bench-console-${process.pid}:`;
   const keys = fleetKeys(prefix);
   const redis = new Redis(redisUrl);
-  const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-bench-console-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = spawn(process.execPath, [join(DIST, 'main.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN: TOKEN,
-      LOG_LEVEL: 'warn',
-      REDIS_URL: redisUrl,
-      REDIS_KEY_PREFIX: prefix,
-      INSTANCE_ID: 'bench-server',
-      ANALYSIS: 'off',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const { server, base, dataDir } = await spawnBenchServer('console', {
+    ADMIN_TOKEN: TOKEN,
+    REDIS_URL: redisUrl,
+    REDIS_KEY_PREFIX: prefix,
+    INSTANCE_ID: 'bench-server',
   });
   // The stand-in peer: its calls, beaten into the directory every second and changed at the churn.
   const live = new Map<string, LiveCall>();

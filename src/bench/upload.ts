@@ -5,14 +5,11 @@
 // longest stall a live call's audio would have seen. Reports, as one JSON object, each upload's time
 // and the health checks' latency during it, beside their latency with no upload (the machine's own
 // floor); exit 1 when a health check during an upload took longer than the budget.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchPhones } from './campaign.js';
-import { freePort } from './children.js';
+import { spawnBenchServer } from './bench-server.js';
 import { type LatencySummary, Samples } from './samples.js';
 
 export const UPLOAD_BENCH_USAGE = `usage: callbridge bench upload [--mb N] [--budget-ms MS] [--out FILE]
@@ -22,7 +19,6 @@ export const UPLOAD_BENCH_USAGE = `usage: callbridge bench upload [--mb N] [--bu
   --out FILE       also write the JSON result here
 `;
 
-const DIST = fileURLToPath(new URL('../', import.meta.url));
 const TOKEN = 'bench-admin-token-0000';
 /** The most rows one upload takes (src/outbound/contacts-import.ts). */
 const ROWS = 50_000;
@@ -85,20 +81,8 @@ export async function uploadBenchCommand(args: string[]): Promise<number> {
     return 2;
   }
 
-  const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-bench-upload-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = spawn(process.execPath, [join(DIST, 'main.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN: TOKEN,
-      LOG_LEVEL: 'warn',
-      ANALYSIS: 'off',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const { server, base, dataDir } = await spawnBenchServer('upload', {
+    ADMIN_TOKEN: TOKEN,
   });
   const admin = async (path: string, body: string, type: string) => {
     const res = await fetch(`${base}/v1${path}`, {
