@@ -6,9 +6,9 @@
 // store, so memory follows how far ahead audio is queued, not how long the call is.
 import type { AudioEncoding } from '../audio/format.js';
 import { endianness } from 'node:os';
-import { decodeAlaw, decodeLinear16, decodeMulaw } from '../audio/codec.js';
+import { decodeAlaw, decodeMulaw } from '../audio/codec.js';
 import type { Clock, ClockTimer } from '../call/clock.js';
-import { ChannelBuffer } from './channel-buffer.js';
+import { type Channel, LEFT, RIGHT, StereoBuffer } from './stereo-buffer.js';
 import type { RecordingUpload } from './store.js';
 import { BYTES_PER_FRAME, WAV_HEADER_BYTES, wavHeader } from './wav-header.js';
 
@@ -47,7 +47,7 @@ export interface RecorderOptions {
 }
 
 const DEFAULTS = {
-  writeEveryMs: 1_000,
+  writeEveryMs: 2_000,
   holdMs: 500,
   maxAheadMs: 120_000,
   maxPendingBytes: 16 * 1024 * 1024,
@@ -56,7 +56,7 @@ const DEFAULTS = {
 /** The 256 samples of each G.711 byte, decoded once. */
 const ALL_BYTES = Uint8Array.from({ length: 256 }, (_, i) => i);
 const TABLES = { mulaw: decodeMulaw(ALL_BYTES), alaw: decodeAlaw(ALL_BYTES) } as const;
-/** WAV is little-endian: on such a machine interleaved samples are the file's bytes as they are. */
+/** WAV is little-endian: on such a machine the held samples are the file's bytes as they are. */
 const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** A gap in the caller's frames longer than this is a gap (the carrier sent nothing), not jitter. */
@@ -77,8 +77,7 @@ export class CallRecorder {
   readonly #gapSamples: number;
   readonly #maxPendingBytes: number;
   readonly #onFailed: (reason: string, stage: 'write' | 'abandoned') => void;
-  readonly #left: ChannelBuffer;
-  readonly #right: ChannelBuffer;
+  readonly #audio: StereoBuffer;
   /** Where the caller's next frame goes. */
   #leftNext = 0;
   /** Where the agent audio queued at the carrier ends. */
@@ -108,8 +107,7 @@ export class CallRecorder {
     this.#maxPendingBytes = opts.maxPendingBytes ?? DEFAULTS.maxPendingBytes;
     this.#onFailed = opts.onFailed ?? (() => {});
     const ahead = this.#samplesIn(opts.maxAheadMs ?? DEFAULTS.maxAheadMs);
-    this.#left = new ChannelBuffer(ahead);
-    this.#right = new ChannelBuffer(ahead);
+    this.#audio = new StereoBuffer(ahead);
     this.#upload.write(wavHeader(this.#rate, null));
     this.#schedule();
   }
@@ -124,9 +122,9 @@ export class CallRecorder {
     const count = this.#sampleCount(payload);
     // A frame ends about when it arrives; one arriving after a real gap starts after silence.
     const startsAt = this.#samplesIn(atMs) - count;
-    let at = Math.max(this.#leftNext, this.#left.base);
+    let at = Math.max(this.#leftNext, this.#audio.base);
     if (startsAt > at + this.#gapSamples) at = startsAt;
-    this.#place(this.#left, at, payload);
+    this.#place(LEFT, at, payload);
     this.#leftNext = at + count;
   }
 
@@ -137,16 +135,16 @@ export class CallRecorder {
     const starts = this.#samplesIn(atMs);
     // Audio that follows what is queued follows it sample for sample (no rounding gap or overlap).
     const at =
-      starts <= this.#rightEnd + FOLLOWS_SAMPLES ? Math.max(this.#rightEnd, this.#right.base) : starts;
-    this.#place(this.#right, at, payload);
+      starts <= this.#rightEnd + FOLLOWS_SAMPLES ? Math.max(this.#rightEnd, this.#audio.base) : starts;
+    this.#place(RIGHT, at, payload);
     this.#rightEnd = at + count;
   }
 
   /** A barge-in: the carrier dropped what was to play after `atMs`; the caller never heard it. */
   truncated(atMs: number): void {
     if (!this.#accepting()) return;
-    const at = Math.max(this.#samplesIn(atMs), this.#right.base);
-    this.#right.cut(at);
+    const at = Math.max(this.#samplesIn(atMs), this.#audio.base);
+    this.#audio.cut(RIGHT, at);
     this.#rightEnd = Math.min(this.#rightEnd, at);
   }
 
@@ -201,7 +199,7 @@ export class CallRecorder {
     if (this.#state === 'paused') this.#closePause();
     const now = this.#now();
     // Audio still queued at the carrier when the call ended never played.
-    this.#right.cut(now);
+    this.#audio.cut(RIGHT, now);
     this.#write(Math.max(now, this.#leftNext));
     if (this.#live()) {
       try {
@@ -233,25 +231,24 @@ export class CallRecorder {
     });
   }
 
-  /** Writes both channels, interleaved, from what is written up to position `upTo`. */
+  /** Writes both channels, interleaved as they are held, from what is written up to position `upTo`. */
   #write(upTo: number): void {
     const count = upTo - this.#written;
     if (count <= 0 || !this.#live()) return;
-    const left = new Int16Array(count);
-    const right = new Int16Array(count);
-    this.#left.take(upTo, left);
-    this.#right.take(upTo, right);
+    // Its own memory (not a slice of the shared pool), so the 16-bit view is aligned.
+    const bytes = Buffer.allocUnsafeSlow(count * BYTES_PER_FRAME);
+    const frames = new Int16Array(bytes.buffer, bytes.byteOffset, count * 2);
+    this.#audio.take(upTo, frames);
     this.#leftNext = Math.max(this.#leftNext, upTo);
     this.#rightEnd = Math.max(this.#rightEnd, upTo);
     for (const stretch of this.#silenced) {
       const from = Math.max(stretch.start, this.#written) - this.#written;
       const to = Math.min(stretch.end ?? upTo, upTo) - this.#written;
-      if (to <= from) continue;
-      left.fill(0, from, to);
-      right.fill(0, from, to);
+      if (to > from) frames.fill(0, 2 * from, 2 * to);
     }
     this.#silenced = this.#silenced.filter((stretch) => stretch.end === null || stretch.end > upTo);
-    const bytes = interleave(left, right);
+    // WAV is little-endian.
+    if (!LITTLE_ENDIAN) bytes.swap16();
     this.#written = upTo;
     this.#upload.write(bytes);
     this.#upload.rewriteStart(wavHeader(this.#rate, this.#written * BYTES_PER_FRAME));
@@ -284,9 +281,9 @@ export class CallRecorder {
     return this.#table === null ? payload.length >> 1 : payload.length;
   }
 
-  #place(channel: ChannelBuffer, at: number, payload: Buffer): void {
-    if (this.#table === null) channel.put(at, decodeLinear16(payload));
-    else channel.putBytes(at, payload, this.#table);
+  #place(channel: Channel, at: number, payload: Buffer): void {
+    if (this.#table === null) this.#audio.putLinear16(channel, at, payload);
+    else this.#audio.putBytes(channel, at, payload, this.#table);
   }
 
   /** The present as a position: samples since the stream started. */
@@ -297,23 +294,4 @@ export class CallRecorder {
   #samplesIn(ms: number): number {
     return Math.floor((ms * this.#rate) / 1000);
   }
-}
-
-/** Two channels as the WAV's data: left and right samples in turn, 16-bit little-endian. */
-function interleave(left: Int16Array, right: Int16Array): Buffer {
-  const count = left.length;
-  if (LITTLE_ENDIAN) {
-    const frames = new Int16Array(count * 2);
-    for (let i = 0; i < count; i++) {
-      frames[2 * i] = left[i]!;
-      frames[2 * i + 1] = right[i]!;
-    }
-    return Buffer.from(frames.buffer, frames.byteOffset, frames.byteLength);
-  }
-  const bytes = Buffer.allocUnsafe(count * BYTES_PER_FRAME);
-  for (let i = 0; i < count; i++) {
-    bytes.writeInt16LE(left[i]!, i * BYTES_PER_FRAME);
-    bytes.writeInt16LE(right[i]!, i * BYTES_PER_FRAME + 2);
-  }
-  return bytes;
 }
