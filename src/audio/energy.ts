@@ -67,7 +67,11 @@ export class SpeechDetector {
 
   /** One frame, given by its RMS level. */
   pushRms(rms: number): SpeechEdge {
-    const voiced = rms >= this.thresholdRms;
+    return this.pushVoiced(rms >= this.thresholdRms);
+  }
+
+  /** One frame, already judged against `thresholdRms` (a caller that can stop summing early). */
+  pushVoiced(voiced: boolean): SpeechEdge {
     if (voiced) {
       this.#voicedRun++;
       this.#unvoicedRun = 0;

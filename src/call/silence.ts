@@ -58,6 +58,8 @@ export class SilenceMonitor {
   readonly #table: Int16Array | null;
   readonly #squares: Float64Array | null;
   readonly #frame: Int16Array;
+  /** A whole frame's sum of squared samples at the detector's threshold (RMS² × samples). */
+  readonly #voicedSum: number;
   #fill = 0;
   /** Low byte of a linear16 sample split across two payloads; -1 when none. */
   #oddByte = -1;
@@ -81,6 +83,7 @@ export class SilenceMonitor {
     this.#table = encoding === 'mulaw' ? MULAW_TABLE : encoding === 'alaw' ? ALAW_TABLE : null;
     this.#squares = encoding === 'mulaw' ? MULAW_SQUARES : encoding === 'alaw' ? ALAW_SQUARES : null;
     this.#frame = new Int16Array(samplesPerFrame(opts.sampleRate ?? 8000));
+    this.#voicedSum = this.#detector.thresholdRms ** 2 * this.#frame.length;
     this.#sync();
   }
 
@@ -103,10 +106,12 @@ export class SilenceMonitor {
       // Frame-aligned whole frames (the usual 20 ms payload) skip the sample buffer.
       const n = this.#frame.length;
       if (this.#fill === 0) {
+        const voicedSum = this.#voicedSum;
         for (; payload.length - i >= n; i += n) {
+          // A frame is voiced once its energy reaches the threshold's: the rest need not be summed.
           let sum = 0;
-          for (let k = i; k < i + n; k++) sum += squares[payload[k]!]!;
-          this.#frameDone(this.#detector.pushRms(Math.sqrt(sum / n)));
+          for (let k = i; k < i + n && sum < voicedSum; k++) sum += squares[payload[k]!]!;
+          this.#frameDone(this.#detector.pushVoiced(sum >= voicedSum));
           if (this.#finished) return;
         }
       }

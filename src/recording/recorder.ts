@@ -1,14 +1,14 @@
 // The recorder of one call (docs/recordings.md): two channels on one clock from the stream's start,
 // left the caller's frames, right what the caller heard (agent audio from when it plays, prompts
 // and voicemails included, the rest of a reply cut by a barge-in left out). Nothing sent or heard
-// is silence, and a pause writes silence on both. It listens to the call and never blocks it:
+// is the stream's silence (zero; for A-law, which has no zero, its idle code: ±8 of 32,768), and a
+// pause writes zeros on both. It listens to the call and never blocks it:
 // audio is placed in two channel buffers, and a timer writes the stretch behind the present to the
 // store, so memory follows how far ahead audio is queued, not how long the call is.
 import type { AudioEncoding } from '../audio/format.js';
-import { endianness } from 'node:os';
 import { decodeAlaw, decodeMulaw } from '../audio/codec.js';
 import type { Clock, ClockTimer } from '../call/clock.js';
-import { type Channel, LEFT, RIGHT, StereoBuffer } from './stereo-buffer.js';
+import { LEFT, RIGHT, StereoBuffer } from './stereo-buffer.js';
 import type { RecordingUpload } from './store.js';
 import { BYTES_PER_FRAME, WAV_HEADER_BYTES, wavHeader } from './wav-header.js';
 
@@ -56,8 +56,6 @@ const DEFAULTS = {
 /** The 256 samples of each G.711 byte, decoded once. */
 const ALL_BYTES = Uint8Array.from({ length: 256 }, (_, i) => i);
 const TABLES = { mulaw: decodeMulaw(ALL_BYTES), alaw: decodeAlaw(ALL_BYTES) } as const;
-/** WAV is little-endian: on such a machine the held samples are the file's bytes as they are. */
-const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** A gap in the caller's frames longer than this is a gap (the carrier sent nothing), not jitter. */
 const CALLER_GAP_MS = 200;
@@ -107,7 +105,7 @@ export class CallRecorder {
     this.#maxPendingBytes = opts.maxPendingBytes ?? DEFAULTS.maxPendingBytes;
     this.#onFailed = opts.onFailed ?? (() => {});
     const ahead = this.#samplesIn(opts.maxAheadMs ?? DEFAULTS.maxAheadMs);
-    this.#audio = new StereoBuffer(ahead);
+    this.#audio = new StereoBuffer(opts.encoding, this.#table, ahead);
     this.#upload.write(wavHeader(this.#rate, null));
     this.#schedule();
   }
@@ -124,7 +122,7 @@ export class CallRecorder {
     const startsAt = this.#samplesIn(atMs) - count;
     let at = Math.max(this.#leftNext, this.#audio.base);
     if (startsAt > at + this.#gapSamples) at = startsAt;
-    this.#place(LEFT, at, payload);
+    this.#audio.put(LEFT, at, payload);
     this.#leftNext = at + count;
   }
 
@@ -136,7 +134,7 @@ export class CallRecorder {
     // Audio that follows what is queued follows it sample for sample (no rounding gap or overlap).
     const at =
       starts <= this.#rightEnd + FOLLOWS_SAMPLES ? Math.max(this.#rightEnd, this.#audio.base) : starts;
-    this.#place(RIGHT, at, payload);
+    this.#audio.put(RIGHT, at, payload);
     this.#rightEnd = at + count;
   }
 
@@ -231,7 +229,7 @@ export class CallRecorder {
     });
   }
 
-  /** Writes both channels, interleaved as they are held, from what is written up to position `upTo`. */
+  /** Writes both channels, decoded and interleaved, from what is written up to position `upTo`. */
   #write(upTo: number): void {
     const count = upTo - this.#written;
     if (count <= 0 || !this.#live()) return;
@@ -247,8 +245,6 @@ export class CallRecorder {
       if (to > from) frames.fill(0, 2 * from, 2 * to);
     }
     this.#silenced = this.#silenced.filter((stretch) => stretch.end === null || stretch.end > upTo);
-    // WAV is little-endian.
-    if (!LITTLE_ENDIAN) bytes.swap16();
     this.#written = upTo;
     this.#upload.write(bytes);
     this.#upload.rewriteStart(wavHeader(this.#rate, this.#written * BYTES_PER_FRAME));
@@ -279,11 +275,6 @@ export class CallRecorder {
 
   #sampleCount(payload: Buffer): number {
     return this.#table === null ? payload.length >> 1 : payload.length;
-  }
-
-  #place(channel: Channel, at: number, payload: Buffer): void {
-    if (this.#table === null) this.#audio.putLinear16(channel, at, payload);
-    else this.#audio.putBytes(channel, at, payload, this.#table);
   }
 
   /** The present as a position: samples since the stream started. */

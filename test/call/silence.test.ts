@@ -1,6 +1,6 @@
 // Caller-silence limits on fake timers: frames arrive every 20 ms of fake time, as on a phone leg.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { encodeAlaw, encodeLinear16, encodeMulaw, MULAW_SILENCE_BYTE } from '../../src/audio/codec.js';
+import { decodeMulaw, encodeAlaw, encodeLinear16, encodeMulaw, MULAW_SILENCE_BYTE } from '../../src/audio/codec.js';
 import { SilenceMonitor, type SilenceMonitorOptions } from '../../src/call/silence.js';
 
 function tone(samples: number, amplitude = 8000): Int16Array {
@@ -212,6 +212,25 @@ describe('SilenceMonitor', () => {
     const quiet = encodeLinear16(tone(160 * 50, 300));
     for (let i = 0; i < quiet.length; i += 333) monitor.callerAudio(quiet.subarray(i, i + 333));
     expect(monitor.callerSpeaking).toBe(false);
+  });
+
+  it('judges whole G.711 frames exactly as it judges the same samples decoded, around the threshold', () => {
+    // Tones from just under to just over the detector's RMS threshold (500): the frame path stops
+    // summing once a frame is voiced, and must still reach the same decision on every frame.
+    const decisions = new Set<boolean>();
+    for (let amplitude = 640; amplitude <= 780; amplitude += 4) {
+      const frames = encodeMulaw(tone(160 * 5, amplitude));
+      start();
+      for (let i = 0; i < frames.length; i += 160) monitor.callerAudio(frames.subarray(i, i + 160));
+      const byFrame = monitor.callerSpeaking;
+      monitor.dispose();
+      start();
+      monitor.callerSamples(decodeMulaw(frames));
+      expect(byFrame, `amplitude ${amplitude}`).toBe(monitor.callerSpeaking);
+      decisions.add(byFrame);
+      monitor.dispose();
+    }
+    expect([...decisions].sort()).toEqual([false, true]);
   });
 
   it('takes already-decoded samples', () => {
