@@ -26,20 +26,24 @@ function sextet(code: number): number {
 }
 
 /**
- * Strict base64 of a text a media fast path has already matched to `[A-Za-z0-9+/]*={0,2}`: what
- * is left to check is the length and the bits a padded last group leaves over, with no second
- * encoding (this runs on every caller frame). Accepts exactly what `decodeBase64Strict` accepts
- * for such a text.
+ * Strict base64 of a text a media fast path has already matched to `[^"\\]*` (a JSON string's
+ * content with no escape): what is left to check is the alphabet, the length and the bits a padded
+ * last group leaves over, with no second encoding (this runs on every caller frame). Node's decoder
+ * skips what is outside both base64 alphabets (control characters included) and stops at padding,
+ * so any such text decodes short of its length's bytes; the URL-safe `-` and `_`, which it reads,
+ * are refused first. Accepts exactly what `decodeBase64Strict` accepts for such a text.
  */
 export function decodeMatchedBase64(text: string): Buffer | undefined {
   const length = text.length;
-  if (length % 4 !== 0) return undefined;
+  if (length % 4 !== 0 || text.includes('-') || text.includes('_')) return undefined;
+  let pads = 0;
   if (length > 0 && text.charCodeAt(length - 1) === 61) {
-    const twoPads = text.charCodeAt(length - 2) === 61;
-    const last = sextet(text.charCodeAt(length - (twoPads ? 3 : 2)));
-    if ((last & (twoPads ? 0x0f : 0x03)) !== 0) return undefined;
+    pads = text.charCodeAt(length - 2) === 61 ? 2 : 1;
+    const last = sextet(text.charCodeAt(length - pads - 1));
+    if ((last & (pads === 2 ? 0x0f : 0x03)) !== 0) return undefined;
   }
-  return Buffer.from(text, 'base64');
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.length === (length / 4) * 3 - pads ? bytes : undefined;
 }
 
 export const DTMF_DIGITS: ReadonlySet<string> = new Set([

@@ -103,7 +103,7 @@ function parseCustomParameters(start: JsonObject): Record<string, string> {
  * read without building the JSON object. Anything else takes the general path.
  */
 const INBOUND_MEDIA =
-  /^\{"event":"media","sequence_number":"?\d{1,12}"?,"stream_sid":"[A-Za-z0-9_-]{1,128}","media":\{"chunk":"?\d{1,12}"?,"timestamp":"?\d{1,15}"?,"payload":"([A-Za-z0-9+/]*={0,2})"\}\}$/;
+  /^\{"event":"media","sequence_number":"?\d{1,12}"?,"stream_sid":"[A-Za-z0-9_-]{1,128}","media":\{"chunk":"?\d{1,12}"?,"timestamp":"?\d{1,15}"?,"payload":"([^"\\]*)"\}\}$/;
 
 export function createExotelCodec(): LegCodec {
   // Set at `start`: the JSON-escaped stream_sid is baked into every outbound frame's prefix once.

@@ -94,7 +94,7 @@ export function readExtraHeaders(raw: unknown): Record<string, string> {
  * payload is read without building the JSON object. Anything else takes the general path.
  */
 const INBOUND_MEDIA =
-  /^\{"event":"media","sequenceNumber":(?:\d{1,15}|"\d{1,15}"),"streamId":"[A-Za-z0-9-]{1,64}","media":\{"track":"inbound","timestamp":(?:\d{1,15}|"\d{1,15}"),"chunk":(?:\d{1,15}|"\d{1,15}"),"payload":"([A-Za-z0-9+/]*={0,2})"\}(?:,"extra_headers":"[A-Za-z0-9=,;:{}' ]{0,1024}")?\}$/;
+  /^\{"event":"media","sequenceNumber":(?:\d{1,15}|"\d{1,15}"),"streamId":"[A-Za-z0-9-]{1,64}","media":\{"track":"inbound","timestamp":(?:\d{1,15}|"\d{1,15}"),"chunk":(?:\d{1,15}|"\d{1,15}"),"payload":"([^"\\]*)"\}(?:,"extra_headers":"[A-Za-z0-9=,;:{}' ]{0,1024}")?\}$/;
 
 export function createPlivoCodec(): LegCodec {
   // Set at `start`: the stream id and the format name go into every outbound frame.

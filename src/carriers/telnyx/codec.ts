@@ -92,7 +92,7 @@ function errorText(value: unknown): string {
  * escapes or extra keys, takes the general path.
  */
 const INBOUND_MEDIA =
-  /^\{"event":"media","sequence_number":(?:"(\d{1,15})"|(\d{1,15})),"media":\{"track":"inbound(?:_track)?","chunk":(?:"\d{1,15}"|\d{1,15}),"timestamp":(?:"\d{1,15}"|\d{1,15}),"payload":"([A-Za-z0-9+/]*={0,2})"\},"stream_id":"[A-Za-z0-9-]{1,64}"\}$/;
+  /^\{"event":"media","sequence_number":(?:"(\d{1,15})"|(\d{1,15})),"media":\{"track":"inbound(?:_track)?","chunk":(?:"\d{1,15}"|\d{1,15}),"timestamp":(?:"\d{1,15}"|\d{1,15}),"payload":"([^"\\]*)"\},"stream_id":"[A-Za-z0-9-]{1,64}"\}$/;
 
 export function createTelnyxCodec(hooks: TelnyxCodecHooks = {}): LegCodec {
   const reorder = new SequenceReorder<LegEvent>(REORDER_WINDOW_FRAMES, (outcome) => hooks.reorder?.(outcome));

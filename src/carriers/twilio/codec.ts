@@ -67,7 +67,7 @@ function parseCustomParameters(start: JsonObject): Record<string, string> {
  * takes the general path below.
  */
 const INBOUND_MEDIA =
-  /^\{"event":"media","sequenceNumber":"\d{1,12}",(?:"streamSid":"[A-Za-z0-9]{1,64}",)?"media":\{"track":"inbound","chunk":"\d{1,12}","timestamp":"\d{1,15}","payload":"([A-Za-z0-9+/]*={0,2})"\}(?:,"streamSid":"[A-Za-z0-9]{1,64}")?\}$/;
+  /^\{"event":"media","sequenceNumber":"\d{1,12}",(?:"streamSid":"[A-Za-z0-9]{1,64}",)?"media":\{"track":"inbound","chunk":"\d{1,12}","timestamp":"\d{1,15}","payload":"([^"\\]*)"\}(?:,"streamSid":"[A-Za-z0-9]{1,64}")?\}$/;
 
 /** Twilio's codec reads one event per frame and writes text frames. */
 export interface TwilioCodec extends LegCodec {
