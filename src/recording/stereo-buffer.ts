@@ -80,7 +80,10 @@ export class StereoBuffer {
     if (to <= from) return;
     const end = position + to;
     this.#ensure(end - this.#base);
-    this.#bytes[channel].set(bytes.subarray(from * width, to * width), (position + from - this.#base) * width);
+    this.#bytes[channel].set(
+      bytes.subarray(from * width, to * width),
+      (position + from - this.#base) * width,
+    );
     if (end > this.#end[channel]!) this.#end[channel] = end;
     if (channel === RIGHT && position + from < this.#rightFrom) this.#rightFrom = position + from;
   }

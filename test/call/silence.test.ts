@@ -1,6 +1,12 @@
 // Caller-silence limits on fake timers: frames arrive every 20 ms of fake time, as on a phone leg.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { decodeMulaw, encodeAlaw, encodeLinear16, encodeMulaw, MULAW_SILENCE_BYTE } from '../../src/audio/codec.js';
+import {
+  decodeMulaw,
+  encodeAlaw,
+  encodeLinear16,
+  encodeMulaw,
+  MULAW_SILENCE_BYTE,
+} from '../../src/audio/codec.js';
 import { SilenceMonitor, type SilenceMonitorOptions } from '../../src/call/silence.js';
 
 function tone(samples: number, amplitude = 8000): Int16Array {

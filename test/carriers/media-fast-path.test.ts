@@ -35,7 +35,29 @@ describe('the fast paths’ base64', () => {
   it('agrees with strict base64 on every matchable text of up to four characters of a tricky alphabet', () => {
     // Each letter range's edges, the digits, both symbols, padding, the URL-safe alphabet's two
     // symbols, and characters of neither (ASCII, Latin-1, beyond).
-    const alphabet = ['A', 'B', 'P', 'Q', 'Z', 'a', 'g', 'w', 'z', '0', '9', '+', '/', '=', '-', '_', ' ', '*', '\t', 'é', 'Ā'];
+    const alphabet = [
+      'A',
+      'B',
+      'P',
+      'Q',
+      'Z',
+      'a',
+      'g',
+      'w',
+      'z',
+      '0',
+      '9',
+      '+',
+      '/',
+      '=',
+      '-',
+      '_',
+      ' ',
+      '*',
+      '\t',
+      'é',
+      'Ā',
+    ];
     let texts = [''];
     for (let length = 1; length <= 4; length++) {
       texts = texts.flatMap((t) => alphabet.map((c) => t + c));

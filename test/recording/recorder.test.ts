@@ -83,7 +83,8 @@ describe('the two channels', () => {
     vi.advanceTimersByTime(20);
     await rec.finish();
     const wav = readStereoWav(upload.file());
-    const samples = (bytes: Buffer) => Array.from({ length: bytes.length / 2 }, (_, i) => bytes.readInt16LE(i * 2));
+    const samples = (bytes: Buffer) =>
+      Array.from({ length: bytes.length / 2 }, (_, i) => bytes.readInt16LE(i * 2));
     expect(wav).toMatchObject({ sampleRate: 16000, channels: 2, bitsPerSample: 16 });
     expect([...wav.left.subarray(0, 16000)]).toEqual(samples(Buffer.concat(frames)));
     expect([...wav.right.subarray(16000, 16320)]).toEqual(samples(reply));

@@ -81,7 +81,11 @@ describe('StereoBuffer', () => {
     buffer.put(RIGHT, 10, linear16(samples));
     const first = take(buffer, 2000);
     const second = take(buffer, 6000);
-    expect([...first.right, ...second.right]).toEqual([...Array(10).fill(0), ...samples, ...Array(990).fill(0)]);
+    expect([...first.right, ...second.right]).toEqual([
+      ...Array(10).fill(0),
+      ...samples,
+      ...Array(990).fill(0),
+    ]);
     expect([...first.left, ...second.left].every((s) => s === 0)).toBe(true);
   });
 });
