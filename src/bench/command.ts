@@ -15,7 +15,7 @@ import { AGENT_PREWARM, runTarget, type TargetResult } from './run.js';
 import type { LatencySummary } from './samples.js';
 
 export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [--ramp S] [--out FILE]
-                       [--carrier NAME] [--cpu-prof DIR] [--no-baseline] [--record]
+                       [--carrier NAME] [--cpu-prof DIR] [--no-baseline] [--record] [--rounds N]
 
   --calls N        concurrent calls (default 100)
   --carrier NAME   the carrier the load plays: ${dialectNames().join(', ')} (default twilio); the
@@ -29,6 +29,9 @@ export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [
   --no-baseline    measure callbridge only
   --record         record every call of the load to the file store (RECORDING_STORE=file, no
                    consent prompt); the result counts the files stored
+  --rounds N       run the targets N times in turn (callbridge, baseline, callbridge, ...; default
+                   1): \`rounds\` gives each round's CPU per call and their medians, the figures to
+                   read on a machine whose load drifts; the rest of the result is the first round's
 
        callbridge bench --instances N [--calls N] [--duration S] [--ramp S] [--out FILE]
                        [--agent-configure-ms MS] [--carrier-delay-ms MS] [--redis URL]
@@ -57,6 +60,7 @@ export interface BenchOptions {
   cpuProfDir: string | null;
   baseline: boolean;
   record: boolean;
+  rounds: number;
 }
 
 function positiveNumber(name: string, raw: string, integer: boolean, min: number): number {
@@ -72,7 +76,8 @@ function positiveNumber(name: string, raw: string, integer: boolean, min: number
 export type FleetBenchOptions = FleetOptions & { out: string | null };
 
 /** Options of the load benchmark only, and of the fleet benchmark only. */
-const LOAD_ONLY = ['carrier', 'cpu-prof', 'no-baseline', 'record'] as const;
+const LOAD_ONLY = ['carrier', 'cpu-prof', 'no-baseline', 'record', 'rounds'] as const;
+const MAX_ROUNDS = 10;
 const FLEET_ONLY = ['agent-configure-ms', 'carrier-delay-ms', 'redis'] as const;
 const MAX_INSTANCES = 8;
 
@@ -88,6 +93,7 @@ export function parseBenchArgs(args: string[]): BenchOptions | FleetBenchOptions
       'cpu-prof': { type: 'string' },
       'no-baseline': { type: 'boolean' },
       record: { type: 'boolean' },
+      rounds: { type: 'string' },
       instances: { type: 'string' },
       'agent-configure-ms': { type: 'string' },
       'carrier-delay-ms': { type: 'string' },
@@ -125,7 +131,14 @@ export function parseBenchArgs(args: string[]): BenchOptions | FleetBenchOptions
     cpuProfDir: values['cpu-prof'] === undefined ? null : resolve(values['cpu-prof']),
     baseline: !values['no-baseline'],
     record: values.record === true,
+    rounds: values.rounds === undefined ? 1 : rounds(values.rounds),
   };
+}
+
+function rounds(raw: string): number {
+  const value = positiveNumber('rounds', raw, true, 1);
+  if (value > MAX_ROUNDS) throw new Error(`--rounds must be at most ${MAX_ROUNDS}, got "${raw}"`);
+  return value;
 }
 
 function parseFleetArgs(values: {
@@ -199,21 +212,23 @@ export async function benchCommand(args: string[]): Promise<number> {
   if ('instances' in parsed) return fleetBench(parsed, log);
   const opts = parsed;
   const startedAt = new Date();
-  let result: TargetResult;
-  let baseline: TargetResult | null = null;
+  const runs: Array<{ result: TargetResult; baseline: TargetResult | null }> = [];
   try {
-    result = await runTarget('callbridge', { ...opts, log });
-    if (opts.baseline)
-      baseline = await runTarget('baseline', {
-        ...opts,
-        cpuProfDir: null,
-        record: false,
-        log,
-      });
+    for (let round = 1; round <= opts.rounds; round++) {
+      if (opts.rounds > 1) log(`round ${round} of ${opts.rounds}`);
+      // The profile, when asked for, is of the first round.
+      const cpuProfDir = round === 1 ? opts.cpuProfDir : null;
+      const result = await runTarget('callbridge', { ...opts, cpuProfDir, log });
+      const baseline = opts.baseline
+        ? await runTarget('baseline', { ...opts, cpuProfDir: null, record: false, log })
+        : null;
+      runs.push({ result, baseline });
+    }
   } catch (err) {
     process.stderr.write(`callbridge bench: ${(err as Error).message}\n`);
     return 1;
   }
+  const { result, baseline } = runs[0]!;
   const cpu = cpus();
   const { profile, ...measured } = result;
   const output = {
@@ -224,6 +239,7 @@ export async function benchCommand(args: string[]): Promise<number> {
     record: opts.record,
     ...measured,
     baseline: baseline ? { ...baseline, ratios: ratios(result, baseline) } : null,
+    ...(opts.rounds > 1 ? { rounds: roundsSummary(runs) } : {}),
     ...(profile ? { profile } : {}),
     run: {
       date: startedAt.toISOString(),
@@ -236,7 +252,34 @@ export async function benchCommand(args: string[]): Promise<number> {
     },
   };
   report(output, opts.out);
-  return clean(result) && (baseline === null || clean(baseline)) ? 0 : 1;
+  return runs.every((run) => clean(run.result) && (run.baseline === null || clean(run.baseline))) ? 0 : 1;
+}
+
+function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  const value = sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  return Math.round(value * 10_000) / 10_000;
+}
+
+/** Each round's CPU per call (and its ratio to the baseline's of the same round), and the medians. */
+function roundsSummary(runs: Array<{ result: TargetResult; baseline: TargetResult | null }>) {
+  const each = runs.map(({ result, baseline }) => ({
+    serverCpuPerCallPct: result.serverCpuPerCallPct,
+    baselineCpuPerCallPct: baseline?.serverCpuPerCallPct ?? null,
+    ratio: baseline ? ratio(result.serverCpuPerCallPct, baseline.serverCpuPerCallPct) : null,
+  }));
+  const numbers = (pick: (round: (typeof each)[number]) => number | null) =>
+    each.map(pick).filter((value): value is number => value !== null);
+  return {
+    each,
+    median: {
+      serverCpuPerCallPct: median(numbers((round) => round.serverCpuPerCallPct)),
+      baselineCpuPerCallPct: median(numbers((round) => round.baselineCpuPerCallPct)),
+      ratio: median(numbers((round) => round.ratio)),
+    },
+  };
 }
 
 /** Prints the result as one JSON object, and writes it to `out` too when given. */

@@ -116,6 +116,31 @@ describe('callbridge bench', () => {
     120_000,
   );
 
+  it('runs the targets in turn for --rounds and reports each round and the medians', async () => {
+    const out = join(dir, 'bench-rounds.json');
+    const run = await cli(
+      ['bench', '--calls', '3', '--duration', '2', '--ramp', '1', '--rounds', '2', '--out', out],
+      110_000,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('round 2 of 2');
+    const result = JSON.parse(readFileSync(out, 'utf8'));
+    const { each, median } = result.rounds;
+    expect(each).toHaveLength(2);
+    for (const round of each) {
+      expect(round.serverCpuPerCallPct).toBeGreaterThan(0);
+      expect(round.baselineCpuPerCallPct).toBeGreaterThan(0);
+      expect(round.ratio).toBeCloseTo(round.serverCpuPerCallPct / round.baselineCpuPerCallPct, 1);
+    }
+    // The first round is the one reported in full.
+    expect(each[0].serverCpuPerCallPct).toBe(result.serverCpuPerCallPct);
+    expect(median.serverCpuPerCallPct).toBeCloseTo(
+      (each[0].serverCpuPerCallPct + each[1].serverCpuPerCallPct) / 2,
+      3,
+    );
+    expect(median.ratio).toBeCloseTo((each[0].ratio + each[1].ratio) / 2, 2);
+  }, 120_000);
+
   it('refuses a bad option with exit code 2 and the usage', async () => {
     const run = await cli(['bench', '--calls', '0'], 10_000);
     expect(run.code).toBe(2);

@@ -92,6 +92,10 @@ describe('callbridge bench --instances options', () => {
     [['--instances', '3', '--cpu-prof', 'profiles'], '--cpu-prof does not apply to --instances'],
     [['--instances', '3', '--no-baseline'], '--no-baseline does not apply to --instances'],
     [['--instances', '3', '--record'], '--record does not apply to --instances'],
+    [['--instances', '3', '--rounds', '2'], '--rounds does not apply to --instances'],
+    [['--rounds', '0'], '--rounds must be an integer >= 1, got "0"'],
+    [['--rounds', '1.5'], '--rounds must be an integer >= 1, got "1.5"'],
+    [['--rounds', '11'], '--rounds must be at most 10, got "11"'],
     [['--redis', 'redis://127.0.0.1:6379'], '--redis applies to --instances only'],
     [['--carrier-delay-ms', '100'], '--carrier-delay-ms applies to --instances only'],
   ])('refuses %j', (args, message) => {
@@ -101,6 +105,11 @@ describe('callbridge bench --instances options', () => {
   it('takes --record for the load benchmark, off by default', () => {
     expect(parseBenchArgs(['--calls', '10', '--record'])).toMatchObject({ calls: 10, record: true });
     expect(parseBenchArgs(['--calls', '10'])).toMatchObject({ record: false });
+  });
+
+  it('takes --rounds for the load benchmark, one by default', () => {
+    expect(parseBenchArgs(['--rounds', '3'])).toMatchObject({ rounds: 3 });
+    expect(parseBenchArgs([])).toMatchObject({ rounds: 1 });
   });
 
   it('keeps a password in --redis out of its error', () => {
