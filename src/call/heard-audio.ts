@@ -63,7 +63,12 @@ interface Waiter {
   timer: ClockTimer;
 }
 
-export const DEFAULT_MARK_EVERY_MS = 500;
+/**
+ * A second: an interrupted reply is known to within a second of what was heard, and a progress
+ * mark costs a message to the carrier and its echo back (at 300 calls, marks every 500 ms cost
+ * about 5% of the server's CPU; BENCHMARKS.md "The per-frame path").
+ */
+export const DEFAULT_MARK_EVERY_MS = 1_000;
 
 /** Echoes remembered for a `waitForMark` that comes after its echo. */
 const RECENT_PLAYED = 32;

@@ -22,7 +22,7 @@ let counts: { downFrames: number; downBytes: number };
 let sentAt: number[];
 
 function downlink(rules: DownlinkRules, format: MediaFormat = MULAW_8K) {
-  const d = new Downlink({ leg, rules, format, clock: realClock, counts });
+  const d = new Downlink({ leg, rules, format, clock: realClock, counts, markEveryMs: 500 });
   return d;
 }
 

@@ -52,8 +52,9 @@ describe('agent reconnection', () => {
     first.send({ type: 'ConversationText', role: 'user', content: 'Where is my order?' });
     first.send({ type: 'AgentStartedSpeaking', total_latency: 0.5, tts_latency: 0.2, ttt_latency: 0.3 });
     first.send({ type: 'ConversationText', role: 'assistant', content: 'Let me check that for you.' });
-    for (let i = 0; i < 5; i++) first.sendAudio(randomBytes(800));
-    await carrier.waitForAudio(4000);
+    // A second of audio: the first progress mark follows it.
+    for (let i = 0; i < 10; i++) first.sendAudio(randomBytes(800));
+    await carrier.waitForAudio(8000);
     await until(() => carrier.received.filter((m) => m.event === 'mark').length > 0);
     await new Promise((r) => setTimeout(r, 50)); // the marks' echoes are back: the reply was heard
     first.socket.terminate(); // dropped, no Error
@@ -77,8 +78,8 @@ describe('agent reconnection', () => {
     second.send({ type: 'AgentStartedSpeaking', total_latency: 0.5, tts_latency: 0.2, ttt_latency: 0.3 });
     const reply = randomBytes(480);
     second.sendAudio(reply);
-    const heard = await carrier.waitForAudio(4000 + 480);
-    expect(heard.subarray(4000).equals(reply)).toBe(true);
+    const heard = await carrier.waitForAudio(8000 + 480);
+    expect(heard.subarray(8000).equals(reply)).toBe(true);
     expect(await metricValue('callbridge_agent_reconnects_total', 'outcome="ok"')).toBe(1);
     carrier.stop();
     await carrier.closed;

@@ -14,7 +14,7 @@ let clock: number;
 beforeEach(() => {
   vi.useFakeTimers();
   clock = 1000;
-  tracker = new HeardAudioTracker({ bytesPerMs: BYTES_PER_MS, nowMs: () => clock });
+  tracker = new HeardAudioTracker({ bytesPerMs: BYTES_PER_MS, markEveryMs: 500, nowMs: () => clock });
 });
 
 afterEach(() => {

@@ -265,9 +265,10 @@ describe('barge-in', () => {
     reply(
       agent,
       'One two three four five six seven eight nine ten',
-      [Buffer.alloc(4000), Buffer.alloc(4000)],
+      [Buffer.alloc(8000), Buffer.alloc(8000)],
       false,
     );
+    // A progress mark after each second of audio.
     expect(call.leg.marks()).toHaveLength(2);
     call.session.onMarkPlayed(call.leg.marks()[0]!);
     agent.say({ type: 'UserStartedSpeaking' });
@@ -277,8 +278,8 @@ describe('barge-in', () => {
       content: 'One two three four five',
       generated: 'One two three four five six seven eight nine ten',
       interrupted: true,
-      sentMs: 1000,
-      heardMs: 500,
+      sentMs: 2000,
+      heardMs: 1000,
     });
   });
 });
