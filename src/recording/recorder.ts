@@ -2,9 +2,9 @@
 // left the caller's frames, right what the caller heard (agent audio from when it plays, prompts
 // and voicemails included, the rest of a reply cut by a barge-in left out). Nothing sent or heard
 // is the stream's silence (zero; for A-law, which has no zero, its idle code: ±8 of 32,768), and a
-// pause writes zeros on both. It listens to the call and never blocks it:
-// audio is placed in two channel buffers, and a timer writes the stretch behind the present to the
-// store, so memory follows how far ahead audio is queued, not how long the call is.
+// pause writes zeros on both. It listens to the call and never blocks it: audio is placed in a
+// stereo buffer (stereo-buffer.ts), and a timer writes the stretch behind the present to the store,
+// so memory follows how far ahead audio is queued, not how long the call is.
 import type { AudioEncoding } from '../audio/format.js';
 import { decodeAlaw, decodeMulaw } from '../audio/codec.js';
 import type { Clock, ClockTimer } from '../call/clock.js';
