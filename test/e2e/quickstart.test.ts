@@ -11,7 +11,7 @@ import { buildIfStale, ROOT } from '../helpers/build.js';
 import { freePort } from '../helpers/free-port.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmsEnergy, samplesPerFrame } from '../../src/audio/energy.js';
-import { frameEnergies, readStereoWav } from '../helpers/stereo-wav.js';
+import { frameEnergies, readStereoWav } from '../helpers/wav-stereo.js';
 
 /** RMS of a voiced 20 ms frame (src/audio/energy.ts, SpeechDetector's default). */
 const SPEECH_RMS = 500;

@@ -1,5 +1,7 @@
 // Reads back a recording: the RIFF chunks walked as a player would, the two channels of 16-bit
 // samples split apart. A data size of 0xFFFFFFFF (a stream cut short) reads to the end of the file.
+import { rmsEnergy } from '../../src/audio/energy.js';
+
 export interface StereoWav {
   sampleRate: number;
   channels: number;
@@ -45,4 +47,13 @@ export function readStereoWav(file: Buffer): StereoWav {
     offset = body + size + (size % 2);
   }
   throw new Error('no data chunk');
+}
+
+/** Root-mean-square level of each 20 ms frame of one channel. */
+export function frameEnergies(samples: Int16Array, sampleRate = 8000): number[] {
+  const size = sampleRate / 50;
+  const energies: number[] = [];
+  for (let at = 0; at + size <= samples.length; at += size)
+    energies.push(rmsEnergy(samples.subarray(at, at + size)));
+  return energies;
 }

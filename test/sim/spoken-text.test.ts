@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeMulaw } from '../../src/audio/codec.js';
 import { PhraseBook } from '../../src/sim/agent/phrases.js';
 import { speakText } from '../../src/sim/speech/spoken-text.js';
-import { frameEnergies } from '../helpers/stereo-wav.js';
+import { frameEnergies } from '../helpers/wav-stereo.js';
 
 const GREETING = 'Hi Ada, this is Example Dental calling about your check-up. Is now a good time?';
 const VOICEMAIL = 'Hi Ada, this is Example Dental about your check-up. Please call us back. Goodbye.';

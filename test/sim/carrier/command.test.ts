@@ -10,7 +10,7 @@ import { WebSocketServer } from 'ws';
 import { writeWavPcm16 } from '../../../src/audio/wav.js';
 import { type CommandIo, callCommand } from '../../../src/sim/carrier/command.js';
 import { dialectNames } from '../../../src/sim/carrier/dialects/index.js';
-import { readStereoWav } from '../../helpers/stereo-wav.js';
+import { readStereoWav } from '../../helpers/wav-stereo.js';
 
 const AUTH_TOKEN = 'command-test-token';
 
