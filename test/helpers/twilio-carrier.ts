@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import twilio from 'twilio';
 import WebSocket from 'ws';
+import type { AgentConnection, FakeAgent } from './fake-agent.js';
 import { watchSocket } from './socket-watch.js';
 
 export interface Answer {
@@ -168,4 +169,22 @@ export async function openMediaStream(
       }),
     closed,
   };
+}
+
+/**
+ * An inbound call answered end to end: the voice webhook, its media stream started, and the agent
+ * that dialed for it past `Settings` and ready.
+ */
+export async function answeredCall(
+  baseUrl: string,
+  agent: FakeAgent,
+): Promise<{ callSid: string; carrier: CarrierStreamClient; conn: AgentConnection }> {
+  const callSid = newCallSid();
+  const answer = await voiceWebhook(baseUrl, { CallSid: callSid, From: '+15005550006', To: '+15005550001' });
+  const carrier = await openMediaStream(answer.streamUrl, { callSid });
+  carrier.start(answer.parameters);
+  const conn = await agent.nextConnection();
+  await conn.waitFor('Settings');
+  conn.send({ type: 'SettingsApplied' });
+  return { callSid, carrier, conn };
 }

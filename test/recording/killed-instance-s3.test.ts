@@ -13,7 +13,7 @@ import { writeConfigDir } from '../helpers/config-dir.js';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import { S3_TEST_CREDENTIALS, type S3Server, startS3Server } from '../helpers/s3-server.js';
 import { ensureBuilt, type ServerProcess, spawnServer } from '../helpers/server-process.js';
-import { newCallSid, openMediaStream, voiceWebhook } from '../helpers/twilio-carrier.js';
+import { answeredCall } from '../helpers/twilio-carrier.js';
 import { readStereoWav } from '../helpers/wav-stereo.js';
 
 let agent: FakeAgent | undefined;
@@ -61,17 +61,7 @@ it('uploads, once the instance is started again, the recording it was writing wh
   };
   const first = await spawnServer(env);
   servers.push(first);
-  const callSid = newCallSid();
-  const answer = await voiceWebhook(first.baseUrl, {
-    CallSid: callSid,
-    From: '+15005550006',
-    To: '+15005550001',
-  });
-  const carrier = await openMediaStream(answer.streamUrl, { callSid });
-  carrier.start(answer.parameters);
-  const conn = await agent.nextConnection();
-  await conn.waitFor('Settings');
-  conn.send({ type: 'SettingsApplied' });
+  const { callSid, carrier } = await answeredCall(first.baseUrl, agent);
 
   // Four seconds of caller audio in real time, then the instance dies without a word.
   const frames: Buffer[] = [];

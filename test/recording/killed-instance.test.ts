@@ -9,7 +9,7 @@ import { decodeMulaw } from '../../src/audio/codec.js';
 import { writeConfigDir } from '../helpers/config-dir.js';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import { ensureBuilt, type ServerProcess, spawnServer } from '../helpers/server-process.js';
-import { newCallSid, openMediaStream, voiceWebhook } from '../helpers/twilio-carrier.js';
+import { answeredCall } from '../helpers/twilio-carrier.js';
 import { readStereoWav } from '../helpers/wav-stereo.js';
 
 let agent: FakeAgent | undefined;
@@ -41,17 +41,7 @@ it('leaves a WAV that plays the part written when the process dies mid-call', as
     AGENT_API_KEY: 'test-agent-key',
     CONFIG_DIR: configDir,
   });
-  const callSid = newCallSid();
-  const answer = await voiceWebhook(server.baseUrl, {
-    CallSid: callSid,
-    From: '+15005550006',
-    To: '+15005550001',
-  });
-  const carrier = await openMediaStream(answer.streamUrl, { callSid });
-  carrier.start(answer.parameters);
-  const conn = await agent.nextConnection();
-  await conn.waitFor('Settings');
-  conn.send({ type: 'SettingsApplied' });
+  const { callSid, carrier } = await answeredCall(server.baseUrl, agent);
 
   // Four seconds of caller audio in real time, then the instance dies without a word.
   const frames: Buffer[] = [];

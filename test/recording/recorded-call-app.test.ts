@@ -10,7 +10,7 @@ import { writeConfigDir } from '../helpers/config-dir.js';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import { type S3Server, startS3Server } from '../helpers/s3-server.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { newCallSid, openMediaStream, voiceWebhook } from '../helpers/twilio-carrier.js';
+import { answeredCall } from '../helpers/twilio-carrier.js';
 import { readStereoWav } from '../helpers/wav-stereo.js';
 import {
   type FakeOperatorGateway,
@@ -73,17 +73,7 @@ function verifySignature(headers: Record<string, unknown>, body: string): void {
 }
 
 it('stores the call in the bucket while it runs, serves it, records it and announces it, signed', async () => {
-  const callSid = newCallSid();
-  const answer = await voiceWebhook(server.baseUrl, {
-    CallSid: callSid,
-    From: '+15005550006',
-    To: '+15005550001',
-  });
-  const carrier = await openMediaStream(answer.streamUrl, { callSid });
-  carrier.start(answer.parameters);
-  const conn = await agent.nextConnection();
-  await conn.waitFor('Settings');
-  conn.send({ type: 'SettingsApplied' });
+  const { callSid, carrier, conn } = await answeredCall(server.baseUrl, agent);
   const frames = Array.from({ length: 50 }, (_, i) => Buffer.alloc(160, (i * 5) & 0x7f));
   for (const frame of frames) carrier.media(frame);
   await conn.waitForAudio(frames.length * 160);
@@ -135,17 +125,7 @@ it('stores the call in the bucket while it runs, serves it, records it and annou
 });
 
 it('pauses and resumes a live call by the admin API, and lists the pause in the record', async () => {
-  const callSid = newCallSid();
-  const answer = await voiceWebhook(server.baseUrl, {
-    CallSid: callSid,
-    From: '+15005550006',
-    To: '+15005550001',
-  });
-  const carrier = await openMediaStream(answer.streamUrl, { callSid });
-  carrier.start(answer.parameters);
-  const conn = await agent.nextConnection();
-  await conn.waitFor('Settings');
-  conn.send({ type: 'SettingsApplied' });
+  const { callSid, carrier } = await answeredCall(server.baseUrl, agent);
   const control = async (action: string) => {
     const res = await fetch(`${server.baseUrl}/v1/calls/${callSid}/recording/${action}`, {
       method: 'POST',
