@@ -165,6 +165,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     routerOptions: { maxParamLength: MAX_TOKEN_CHARS },
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
+    // A request that reaches the instance as it closes, on a keep-alive connection a balancer
+    // already holds, is served rather than answered 503: a carrier does not send a status callback
+    // again, and the stores stay open until every connection has ended (docs/deploy.md).
+    return503OnClosing: false,
   });
 
   const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });

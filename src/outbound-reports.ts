@@ -116,14 +116,9 @@ export class OutboundReports {
     if (!attemptId) return;
     const dialer = this.deps.dialer();
     if (!dialer) return;
-    const ref = { callSid: report.callSid };
     const finish = async () => {
       await this.#identifying.get(attemptId);
-      if ((await dialer.attemptFinished(ref, outcome, details)) === 'recorded') return 'recorded';
-      // The report may come before the answer that recorded the call's id (or that answer was
-      // lost): the id is recorded from it only if the attempt has none yet, never replaced.
-      if (!(await dialer.callPlaced(attemptId, report.callSid))) return 'not_open';
-      return dialer.attemptFinished(ref, outcome, details);
+      return dialer.attemptReported(attemptId, report.callSid, outcome, details);
     };
     finish().then(
       (result) => {

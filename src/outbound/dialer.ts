@@ -127,10 +127,31 @@ export class Dialer {
   }
 
   /**
+   * The carrier's final report about the call `callSid`, whose context names `attemptId`: it finishes
+   * the attempt that recorded this call id. The report may come before the answer that records it
+   * (or that answer was lost): the id is then recorded from the report, only if the attempt has none
+   * yet, never replaced. One tracked step, so a stopping dialer waits for all of it.
+   */
+  attemptReported(
+    attemptId: string,
+    callSid: string,
+    outcome: AttemptOutcome,
+    details: AttemptDetails,
+  ): Promise<FinishResult> {
+    const ref = { callSid };
+    const work = async (): Promise<FinishResult> => {
+      if ((await this.outcomes.finish(ref, outcome, details)) === 'recorded') return 'recorded';
+      if (!(await this.callPlaced(attemptId, callSid))) return 'not_open';
+      return this.outcomes.finish(ref, outcome, details);
+    };
+    return this.track(work());
+  }
+
+  /**
    * A webhook named an attempt (through the context it carries) and its carrier call id: recorded
    * if the attempt had none yet, which rescues an attempt whose `originate` answer was lost.
    */
-  async callPlaced(attemptId: string, callSid: string): Promise<boolean> {
+  private async callPlaced(attemptId: string, callSid: string): Promise<boolean> {
     const parsed = parseAttemptId(attemptId);
     if (!parsed) return false;
     const attempt = await this.ctx.store.getOpenAttempt(parsed.campaignId, attemptId);

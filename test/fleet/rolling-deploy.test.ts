@@ -65,6 +65,18 @@ describe.skipIf(skip)('a rolling deploy behind nginx during a campaign and inbou
         .filter((line) => line.includes('call declined')),
     );
 
+  /** The instances' log lines about campaigns and attempts, for a campaign that does not complete. */
+  const campaignLog = () =>
+    all
+      .flatMap((server) =>
+        server
+          .output()
+          .split('\n')
+          .filter((line) => /attempt|campaign|dialer/i.test(line)),
+      )
+      .slice(-80)
+      .join('\n');
+
   beforeAll(async () => {
     await ensureBuilt();
     agent = await startFakeAgent({ autoApply: true });
@@ -255,11 +267,12 @@ describe.skipIf(skip)('a rolling deploy behind nginx during a campaign and inbou
       const res = await fetch(`${balancer.baseUrl}/v1/campaigns/${id}`, { headers: admin });
       if (res.ok) state = ((await res.json()) as { state: string }).state;
     }
-    expect(state).toBe('completed');
-    expect([...placed].sort()).toEqual([...numbers].sort());
     const page = (await (
       await fetch(`${balancer.baseUrl}/v1/campaigns/${id}/contacts?limit=200`, { headers: admin })
     ).json()) as { contacts: Array<{ phone: string; state: string; outcome: string; attempts: unknown[] }> };
+    const unfinished = page.contacts.filter((contact) => contact.state !== 'done');
+    expect(state, `${JSON.stringify(unfinished, null, 1)}\n${campaignLog()}`).toBe('completed');
+    expect([...placed].sort()).toEqual([...numbers].sort());
     expect(page.contacts).toHaveLength(numbers.length);
     for (const contact of page.contacts) {
       expect(contact, contact.phone).toMatchObject({

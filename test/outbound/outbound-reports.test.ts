@@ -1,75 +1,70 @@
-// A carrier's report finishes a campaign attempt only as a report about the attempt's own recorded
-// call id (docs/security.md): a context presented with an invented call id touches nothing.
+// A carrier's final status reaches the dialer as a report about the call it names: the attempt is
+// found by that call id, never by the context alone (docs/security.md; the dialer's side is in
+// dialer.test.ts). An unanswered call also gets its record here; an answered one waits for its own.
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { OutboundStatusReport } from '../../src/call/carrier-port.js';
 import { OutboundReports } from '../../src/outbound-reports.js';
 import type { Dialer } from '../../src/outbound/dialer.js';
+import type { CallRecord } from '../../src/store/call-record.js';
 
-/** The dialer as the reports see it: attempts by recorded call id, as its store keeps them. */
-function dialerWith(recorded: Map<string, string | null>) {
-  const finished: string[] = [];
+/** The dialer as the reports see it, recording what it was told. */
+function recordingDialer() {
+  const reported: Array<{ attemptId: string; callSid: string; outcome: string }> = [];
   const dialer = {
-    async attemptFinished(ref: { attemptId: string } | { callSid: string }) {
-      if (!('callSid' in ref)) throw new Error('a carrier report must name its call');
-      const attempt = [...recorded].find(([, callSid]) => callSid === ref.callSid)?.[0];
-      if (attempt === undefined) return 'not_open' as const;
-      recorded.delete(attempt);
-      finished.push(attempt);
+    async attemptReported(attemptId: string, callSid: string, outcome: string) {
+      reported.push({ attemptId, callSid, outcome });
       return 'recorded' as const;
     },
-    async callPlaced(attemptId: string, callSid: string) {
-      if (!recorded.has(attemptId)) return false;
-      const known = recorded.get(attemptId);
-      if (known !== null) return known === callSid;
-      recorded.set(attemptId, callSid);
-      return true;
+    async attemptFinished() {
+      throw new Error('a carrier report must name its call');
     },
     callIdentified: async () => true,
   };
-  return { dialer: dialer as unknown as Dialer, finished };
+  return { dialer: dialer as unknown as Dialer, reported };
 }
 
-const report = (attemptId: string, callSid: string): OutboundStatusReport => ({
+const report = (attemptId: string, callSid: string, status: OutboundStatusReport['status']) => ({
   carrier: 'exotel',
   callSid,
   from: '+15550100',
   to: '+15550101',
   context: { attemptId, campaignId: 'cmp_1', contact: 1, profile: 'default', variables: {}, amd: null },
-  status: 'busy',
+  status,
   reason: null,
   durationMs: null,
 });
 
 describe('outbound reports', () => {
-  it('leaves a ringing attempt untouched by its context replayed with another call id', async () => {
-    // Issue 19: a context passed with an invented CallSid marked a real, still ringing attempt completed.
-    const recorded = new Map<string, string | null>([['cmp_1.1.1', 'CA-real']]);
-    const { dialer, finished } = dialerWith(recorded);
-    const saved: string[] = [];
+  it('hands an unanswered call to the dialer by the call id it names, and saves its record', async () => {
+    const { dialer, reported } = recordingDialer();
+    const saved: CallRecord[] = [];
     const reports = new OutboundReports({
       dialer: () => dialer,
-      saveRecord: (record) => saved.push(record.callSid),
+      saveRecord: (record) => saved.push(record),
       isLive: () => false,
       logger: pino({ level: 'silent' }),
     });
-    reports.carrierStatus(report('cmp_1.1.1', 'CA-invented'));
-    // The real call's own report, after: it finishes the attempt, and it alone did.
-    reports.carrierStatus(report('cmp_1.1.1', 'CA-real'));
-    await expect.poll(() => finished).toEqual(['cmp_1.1.1']);
-    expect(recorded.has('cmp_1.1.1')).toBe(false);
+    reports.carrierStatus(report('cmp_1.1.1', 'CA-busy', 'busy'));
+    await expect
+      .poll(() => reported)
+      .toEqual([{ attemptId: 'cmp_1.1.1', callSid: 'CA-busy', outcome: 'busy' }]);
+    expect(saved.map((record) => [record.callSid, record.endReason])).toEqual([['CA-busy', 'carrier_busy']]);
   });
 
-  it('records the call id of an attempt that had none from its report, then finishes it', async () => {
-    const recorded = new Map<string, string | null>([['cmp_1.2.1', null]]);
-    const { dialer, finished } = dialerWith(recorded);
+  it('gives an answered call the grace for its own record, and reports it only if none is live', async () => {
+    const { dialer, reported } = recordingDialer();
+    const live = new Set(['CA-live']);
     const reports = new OutboundReports({
       dialer: () => dialer,
       saveRecord: () => {},
-      isLive: () => false,
+      isLive: (callSid) => live.has(callSid),
       logger: pino({ level: 'silent' }),
+      graceMs: 10,
     });
-    reports.carrierStatus(report('cmp_1.2.1', 'CA-first'));
-    await expect.poll(() => finished).toEqual(['cmp_1.2.1']);
+    reports.carrierStatus(report('cmp_1.2.1', 'CA-live', 'completed'));
+    reports.carrierStatus(report('cmp_1.3.1', 'CA-gone', 'completed'));
+    await expect.poll(() => reported.map((r) => r.callSid)).toEqual(['CA-gone']);
+    reports.close();
   });
 });
