@@ -2,9 +2,9 @@
 // call's state table and composes the parts that do the work: the agent link (agent-link.ts), the
 // downlink to the caller (downlink.ts), the call log (call-log.ts), the polite endings
 // (endings.ts), an outbound call's answering machine (answering-machine.ts), the latency figures
-// (latency.ts), the function calls (function-calls.ts), keypad and silence. It routes the
-// carrier's and the agent's events to them, and owns the one path that ends the call and records
-// why (end-reason.ts).
+// (latency.ts), the function calls (function-calls.ts), keypad and silence, and the listeners on
+// its audio (audio-fanout.ts). It routes the carrier's and the agent's events to them, and owns
+// the one path that ends the call and records why (end-reason.ts, ended-call.ts).
 import type { Logger } from 'pino';
 import { classifyAgentError } from '../agent/errors.js';
 import { readLatencyReport } from '../agent/latency-report.js';
@@ -19,6 +19,7 @@ import type { CallRecord } from '../store/call-record.js';
 import { AgentLink, type DialAgent, type LinkLostInfo } from './agent-link.js';
 import type { VerdictReport } from './amd-gate.js';
 import { AnsweringMachine } from './answering-machine.js';
+import { AudioFanout } from './audio-fanout.js';
 import type { CallAudioListener } from './audio-listener.js';
 import { CallLog } from './call-log.js';
 import type { DownlinkRules } from './carrier-port.js';
@@ -26,6 +27,7 @@ import { type Clock, type ClockTimer, realClock } from './clock.js';
 import { Downlink } from './downlink.js';
 import { DtmfCollector, dtmfMessage } from './dtmf.js';
 import { END_REASONS, type EndReason } from './end-reason.js';
+import { reportEnded, withOutbound } from './ended-call.js';
 import { type Ending, Endings, type EndingsHost } from './endings.js';
 import type { CallEventHub } from './events.js';
 import type { PromptPlayer } from './fallback-audio.js';
@@ -143,9 +145,9 @@ export class CallSession {
   readonly #latency: LatencyObserver;
   readonly #functions: FunctionCalls;
   readonly #audioCounts: Metrics['audio'];
+  /** The call's audio to its listeners (a recorder, a supervisor listening in). */
+  readonly #audio: AudioFanout;
   #maxDurationTimer: ClockTimer | null = null;
-  /** Null while nobody listens, so the frame path does nothing for listeners (audio-listener.ts). */
-  #listeners: CallAudioListener[] | null = null;
 
   constructor(
     readonly info: CallInfo,
@@ -277,6 +279,7 @@ export class CallSession {
         limits.maxCallMs,
       );
     }
+    this.#audio = new AudioFanout((tap) => this.#downlink.tap(tap), this.#startedAtMs, this.logger);
     for (const listener of deps.audioListeners ?? []) this.listen(listener);
     metrics.callsActive.inc({ carrier: info.carrier });
     metrics.callsStarted.inc({ carrier: info.carrier, direction: info.direction });
@@ -335,15 +338,7 @@ export class CallSession {
    */
   listen(listener: CallAudioListener): () => void {
     if (this.isEnding) return () => {};
-    const before = this.#listeners;
-    this.#listeners = before === null ? [listener] : [...before, listener];
-    if (before === null) {
-      this.#downlink.tap({
-        played: (audio, atMs) => this.#tell('played', audio, atMs),
-        truncated: (atMs) => this.#tell('truncated', null, atMs),
-      });
-    }
-    return () => this.#unlisten(listener);
+    return this.#audio.add(listener);
   }
 
   // ── carrier side ──────────────────────────────────────────────────────────
@@ -352,7 +347,7 @@ export class CallSession {
   onCallerAudio(payload: Buffer): void {
     this.#audioCounts.upFrames++;
     this.#audioCounts.upBytes += payload.length;
-    if (this.#listeners !== null) this.#tell('callerFrame', payload, this.#clock.now());
+    if (this.#audio.listening) this.#audio.callerFrame(payload, this.#clock.now());
     this.#silence.agentSpeaking(this.#downlink.isPlaying());
     this.#silence.callerAudio(payload);
     if (this.#machine !== null && this.#machine.screen(payload)) return;
@@ -412,34 +407,13 @@ export class CallSession {
     this.#silence.dispose();
     this.#dtmf?.dispose();
     this.#downlink.close();
-    this.#listeners = null;
-    this.#downlink.tap(null);
-    const record = this.#withOutbound(
+    this.#audio.close();
+    const record = withOutbound(
       this.#log.record(reason, this.#downlink.replies(), this.#link.prewarmed),
+      this.info.outbound,
+      this.#machine,
     );
-    const { metrics, events } = this.#deps;
-    const { carrier, direction } = this.info;
-    metrics.callsActive.dec({ carrier });
-    metrics.callsTotal.inc({ carrier, direction, reason });
-    metrics.callDuration.observe({ carrier, direction }, record.durationMs / 1000);
-    events.publish(this.info.callSid, { type: 'end', reason });
-    this.logger.info(
-      {
-        call: {
-          profile: this.info.profileName,
-          direction,
-          reason,
-          outcome: record.outcome,
-          durationMs: record.durationMs,
-          bargeIns: record.bargeIns,
-          turns: record.turns.length,
-          functionCalls: record.functionCalls.length,
-          latency: record.latency,
-          prewarmed: record.prewarmed,
-        },
-      },
-      'call ended',
-    );
+    reportEnded(record, this.info, reason, { ...this.#deps, logger: this.logger });
     this.#move({ state: 'ended', reason });
     this.#deps.onEnded(this, record);
   }
@@ -661,50 +635,5 @@ export class CallSession {
     this.#log.bargeIn();
     this.#deps.metrics.bargeIns.inc();
     this.#deps.events.publish(this.info.callSid, { type: 'barge-in' });
-  }
-
-  // ── internals ─────────────────────────────────────────────────────────────
-
-  #withOutbound(record: CallRecord): CallRecord {
-    const outbound = this.info.outbound;
-    if (!outbound) return record;
-    const verdict = this.#machine?.verdict ?? null;
-    const voicemail = this.#machine?.voicemail ?? null;
-    return {
-      ...record,
-      outbound: {
-        campaign: outbound.campaignId,
-        contact: outbound.contact,
-        attempt: outbound.attemptId,
-        answeredBy: verdict === null ? null : verdict.verdict === 'fax' ? 'machine' : verdict.verdict,
-        amdVerdict: verdict?.raw ?? null,
-        ...(voicemail ? { voicemail } : {}),
-      },
-    };
-  }
-
-  /**
-   * Tells every listener, on the call's clock (no closure per frame); one that throws is removed,
-   * never the call's problem.
-   */
-  #tell(event: keyof CallAudioListener, audio: Buffer | null, clockMs: number): void {
-    const listeners = this.#listeners;
-    if (listeners === null) return;
-    const atMs = clockMs - this.#startedAtMs;
-    for (const listener of listeners) {
-      try {
-        if (event === 'truncated') listener.truncated(atMs);
-        else listener[event](audio!, atMs);
-      } catch (err) {
-        this.logger.error({ err: (err as Error).message }, 'an audio listener failed: removed');
-        this.#unlisten(listener);
-      }
-    }
-  }
-
-  #unlisten(listener: CallAudioListener): void {
-    const rest = this.#listeners?.filter((l) => l !== listener) ?? [];
-    this.#listeners = rest.length === 0 ? null : rest;
-    if (this.#listeners === null) this.#downlink.tap(null);
   }
 }
