@@ -328,7 +328,8 @@ describe('carrier API errors', () => {
     expect(contact?.note).toMatch(/^not redialed/);
   });
 
-  it('rescues such an attempt when a webhook names it, and takes its outcome by call id', async () => {
+  /** A campaign of one contact whose request to the carrier got no answer: its attempt, open with no call id. */
+  const unansweredAttempt = async () => {
     const number = '+12125550100';
     rig = await dialerRig({
       script: scripted({ [number]: ['no_reply'] }),
@@ -338,38 +339,35 @@ describe('carrier API errors', () => {
     await rig.run(10 * SECOND);
     const [open] = await rig.store.openAttempts(id);
     expect(open?.callSid).toBeNull();
+    return { rig, id, open: open! };
+  };
+
+  it('rescues such an attempt when a webhook names it, and takes its outcome by call id', async () => {
+    const { rig, id, open } = await unansweredAttempt();
     expect(
-      await rig.dialers[0]!.attemptReported(open!.id, 'CA-named-by-webhook', 'completed', {
+      await rig.dialers[0]!.attemptReported(open.id, 'CA-named-by-webhook', 'completed', {
         durationMs: 9_000,
       }),
     ).toBe('recorded');
-    expect(await rig.dialers[0]!.attemptFinished({ attemptId: open!.id }, 'failed')).toBe('not_open');
+    expect(await rig.dialers[0]!.attemptFinished({ attemptId: open.id }, 'failed')).toBe('not_open');
     expect(await rig.store.getContact(id, 1)).toMatchObject({ outcome: 'completed' });
     expect((await rig.store.getContact(id, 1))?.attempts[0]?.callSid).toBe('CA-named-by-webhook');
   });
 
   it('leaves a ringing attempt untouched by its context reported with another call id', async () => {
     // A context replayed with an invented call id once marked a real, still ringing attempt completed.
-    const number = '+12125550100';
-    rig = await dialerRig({ script: scripted({ [number]: ['no_reply'] }) });
-    const id = await rig.campaign({}, csvOf([number]));
-    await rig.run(10 * SECOND);
-    const [open] = await rig.store.openAttempts(id);
-    await rig.store.recordCallSid(id, open!.id, 'CA-real');
-    expect(await rig.dialers[0]!.attemptReported(open!.id, 'CA-invented', 'busy', {})).toBe('not_open');
+    const { rig, id, open } = await unansweredAttempt();
+    await rig.store.recordCallSid(id, open.id, 'CA-real');
+    expect(await rig.dialers[0]!.attemptReported(open.id, 'CA-invented', 'busy', {})).toBe('not_open');
     expect(await rig.store.openAttempts(id)).toHaveLength(1);
-    expect(await rig.dialers[0]!.attemptReported(open!.id, 'CA-real', 'busy', {})).toBe('recorded');
+    expect(await rig.dialers[0]!.attemptReported(open.id, 'CA-real', 'busy', {})).toBe('recorded');
     expect(await rig.store.getContact(id, 1)).toMatchObject({ outcome: 'busy' });
   });
 
   it('waits, as it stops, for a report it is recording, the call id it rescues included', async () => {
     // A draining instance that stopped between the two steps would leave the attempt open.
-    const number = '+12125550100';
-    rig = await dialerRig({ script: scripted({ [number]: ['no_reply'] }) });
-    const id = await rig.campaign({}, csvOf([number]));
-    await rig.run(10 * SECOND);
-    const [open] = await rig.store.openAttempts(id);
-    const reported = rig.dialers[0]!.attemptReported(open!.id, 'CA-named-by-report', 'busy', {});
+    const { rig, id, open } = await unansweredAttempt();
+    const reported = rig.dialers[0]!.attemptReported(open.id, 'CA-named-by-report', 'busy', {});
     await rig.dialers[0]!.stop();
     expect(await rig.store.openAttempts(id)).toEqual([]);
     expect(await reported).toBe('recorded');
