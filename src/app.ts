@@ -495,8 +495,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 /**
  * The dialer's timing from the configuration: an instance beats four times per failover period and
  * looks for dead owners twice per period, so a dead one's calls are adopted within one and a half
- * periods; an adopted call still live at the carrier is asked about again every one and a half
- * periods. The default period gives the dialer's own defaults.
+ * periods; an adopted call still live at the carrier is asked about again after one and a half
+ * periods, then at doubling intervals. The default period gives the dialer's own defaults.
  */
 function dialerOptionsOf(config: Config): Partial<DialerOptions> {
   if (config.dialer === undefined) return {};

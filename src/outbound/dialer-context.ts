@@ -24,10 +24,14 @@ export interface DialerOptions {
   reconcileEveryMs: number;
   /** How long an attempt with no call id waits for a callback naming it before it is closed as lost. */
   lostDispatchGraceMs: number;
-  /** A call this old with no outcome is asked about at the carrier (lost callbacks), then this often. */
+  /**
+   * A call this old with no outcome is asked about at the carrier: its final status callback may
+   * have been lost. An adopted call is asked about at once.
+   */
   statusCheckAfterMs: number;
-  /** An adopted call is asked about at once, then this often until it ends. */
+  /** The wait before asking again about a call still in progress, doubled each time up to the max. */
   statusPollMs: number;
+  statusPollMaxMs: number;
   /** First delay after a carrier refusal it may lift; doubled per refusal of that contact. */
   carrierRetryDelayMs: number;
   carrierRetryMaxDelayMs: number;
@@ -46,8 +50,10 @@ export const DEFAULT_DIALER_OPTIONS: DialerOptions = {
   heartbeatTtlMs: 20_000,
   reconcileEveryMs: 10_000,
   lostDispatchGraceMs: 10 * 60_000,
-  statusCheckAfterMs: 2 * 60 * 60_000,
+  // Past any ringing and detection: a call this old is either answered or its final status is lost.
+  statusCheckAfterMs: 5 * 60_000,
   statusPollMs: 30_000,
+  statusPollMaxMs: 30 * 60_000,
   carrierRetryDelayMs: 30_000,
   carrierRetryMaxDelayMs: 10 * 60_000,
   maxCarrierRefusals: 10,

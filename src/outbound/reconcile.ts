@@ -1,7 +1,10 @@
 // Reconciliation, every `reconcileEveryMs`, for each campaign with open attempts:
 //   - A dialer that dies leaves its open attempts behind; its heartbeat lapses and another dialer
 //     adopts them. An attempt with a call id is reconciled from the carrier's call status: at once
-//     when adopted, otherwise once the call is `statusCheckAfterMs` old (lost callbacks).
+//     when adopted, otherwise once the call is `statusCheckAfterMs` old, since a carrier does not
+//     send a final status callback twice and one may be lost. A call still in progress is asked
+//     about again after `statusPollMs`, doubled each time up to `statusPollMaxMs`: a few requests
+//     per long call, and a lost callback costs minutes, not the campaign.
 //   - An attempt with no call id (the process died between the claim and the carrier's answer, or
 //     the request timed out) may or may not have placed a call, so it is never dialed again on a
 //     guess: it waits `lostDispatchGraceMs` for a callback that names it (the attempt id travels
@@ -12,9 +15,14 @@ import type { CampaignRecord, OpenAttempt } from '../store/campaign-records.js';
 import type { DialerContext } from './dialer-context.js';
 import type { Outcomes } from './outcomes.js';
 
+interface StatusCheck {
+  atMs: number;
+  nextGapMs: number;
+}
+
 export class Reconciler {
-  /** Attempt id → when to next ask the carrier about it. */
-  private readonly statusChecks = new Map<string, number>();
+  /** Attempt id → when to next ask the carrier about it, and the wait after that. */
+  private readonly statusChecks = new Map<string, StatusCheck>();
 
   constructor(
     private readonly ctx: DialerContext,
@@ -47,7 +55,10 @@ export class Reconciler {
       { campaignId: campaign.id, attemptId: attempt.id, from: attempt.owner, callSid: attempt.callSid },
       'adopted an attempt of a dialer that stopped',
     );
-    this.statusChecks.set(attempt.id, this.ctx.clock.now());
+    this.statusChecks.set(attempt.id, {
+      atMs: this.ctx.clock.now(),
+      nextGapMs: this.ctx.options.statusPollMs,
+    });
     return true;
   }
 
@@ -68,9 +79,15 @@ export class Reconciler {
   private async askCarrier(campaign: CampaignRecord, attempt: OpenAttempt, callSid: string): Promise<void> {
     const { options } = this.ctx;
     const now = this.ctx.clock.now();
-    const checkAt = this.statusChecks.get(attempt.id) ?? attempt.claimedAtMs + options.statusCheckAfterMs;
-    if (now < checkAt) return;
-    this.statusChecks.set(attempt.id, now + options.statusPollMs);
+    const check = this.statusChecks.get(attempt.id) ?? {
+      atMs: attempt.claimedAtMs + options.statusCheckAfterMs,
+      nextGapMs: options.statusPollMs,
+    };
+    if (now < check.atMs) return;
+    this.statusChecks.set(attempt.id, {
+      atMs: now + check.nextGapMs,
+      nextGapMs: Math.min(check.nextGapMs * 2, options.statusPollMaxMs),
+    });
     let status;
     try {
       status = await this.ctx.originator.status(callSid, campaign.spec.carrier);

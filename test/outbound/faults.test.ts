@@ -105,6 +105,34 @@ describe('a restart mid-campaign', () => {
   });
 });
 
+describe('a final status callback that never arrives', () => {
+  it('is read from the carrier once the call is five minutes old; a long call is asked about a few times', async () => {
+    // A carrier sends the final status once; the instance it reached may have been stopping.
+    const long = '+12125550101';
+    rig = await dialerRig({
+      script: (request, attempt): CallScript =>
+        request.to === long
+          ? { outcome: 'completed', afterMs: 90 * MINUTE, durationMs: 90 * MINUTE }
+          : planScript(request, attempt),
+    });
+    rig.originator.sink = null;
+    const id = await rig.campaign({}, csvOf(['+12125550100', long]));
+    await rig.run(4 * MINUTE);
+    expect(rig.originator.statusQueries).toEqual([]);
+    expect(await rig.store.openAttempts(id)).toHaveLength(2);
+    await rig.run(2 * MINUTE);
+    expect(await rig.store.getContact(id, 1)).toMatchObject({ state: 'done', outcome: 'completed' });
+    expect(await rig.store.openAttempts(id)).toHaveLength(1);
+    await rig.run(95 * MINUTE);
+    expect((await rig.store.getCampaign(id))?.state).toBe('completed');
+    const longCall = rig.originator.dialsTo(long)[0]!.callSid!;
+    const asked = rig.originator.statusQueries.filter((callSid) => callSid === longCall).length;
+    // At 5 minutes, then 30 s, 1, 2, 4, 8, 16 and 30 minutes apart: the ninth, at 96.5, finds it ended.
+    expect(asked).toBeGreaterThanOrEqual(8);
+    expect(asked).toBeLessThanOrEqual(10);
+  });
+});
+
 const available = await redisAvailable();
 if (!available) console.warn(`skipping the shared-Redis dialer tests: no Redis answers at ${REDIS_URL}`);
 
