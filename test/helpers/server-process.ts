@@ -84,11 +84,30 @@ export interface SpawnOptions {
   port?: number;
 }
 
+/** What the server says when its port was taken (main.ts, LISTEN_FAILURES). */
+const PORT_TAKEN = /cannot listen on [^ ]+: the port is already in use/;
+
 export async function spawnServer(
   env: Record<string, string>,
   opts: SpawnOptions = {},
 ): Promise<ServerProcess> {
-  const port = opts.port ?? (await freePort());
+  // A free port is found by binding it and letting it go: another test's process may take it
+  // before the server listens. A port chosen here is chosen again then; one the caller fixed is not.
+  for (let attempt = 1; ; attempt++) {
+    const port = opts.port ?? (await freePort());
+    try {
+      return await spawnAt(env, port, opts);
+    } catch (err) {
+      if (opts.port !== undefined || attempt >= 3 || !PORT_TAKEN.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function spawnAt(
+  env: Record<string, string>,
+  port: number,
+  opts: SpawnOptions,
+): Promise<ServerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-process-'));
   const baseUrl = `http://127.0.0.1:${port}`;
   // A clean environment: nothing from the developer's shell (AGENT_URL, NODE_ENV…) leaks in.
