@@ -1,0 +1,234 @@
+// A campaign's dial attempts in Redis: beginning one under the pace and the cap on calls in flight,
+// tying it to its call id, finishing it onto its contact, and handing it to another dialer.
+import { type OpenAttempt } from '../campaign-records.js';
+import { type BeginResult, type DialAttempts } from '../campaign-store.js';
+import {
+  beginOnContact,
+  callSidOnContact,
+  finishOnContact,
+  isWaiting,
+  readContact,
+} from '../campaign-transitions.js';
+import { readPaceState, takePaceSlot, writePaceState } from '../pace.js';
+import { type CampaignContext, STALE, untilWon } from './campaign-context.js';
+import { redisScript } from './script.js';
+
+const STARTS_KEPT_MS = 10 * 60_000;
+const CALL_INDEX_TTL_MS = 24 * 60 * 60_000;
+
+// The pace is decided in JavaScript (pace.ts) on the state read; the script writes the next state
+// only if that one is still stored.
+// KEYS: meta, contacts, due, leased, st:<old>, st:dialing, open, dials, starts
+// ARGV: seq, expected, new, attempt id, attempt JSON, now, cap, expected pace or '', new pace, starts kept
+const begin = redisScript(`
+local meta = redis.call('GET', KEYS[1])
+if not meta or cjson.decode(meta).state ~= 'running' then return 'not_running' end
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 'stale' end
+if redis.call('HLEN', KEYS[7]) >= tonumber(ARGV[7]) then return 'cap' end
+if (redis.call('GET', KEYS[8]) or '') ~= ARGV[8] then return 'stale' end
+local now = tonumber(ARGV[6])
+redis.call('SET', KEYS[8], ARGV[9])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('ZADD', KEYS[6], ARGV[1], ARGV[1])
+redis.call('HSET', KEYS[7], ARGV[4], ARGV[5])
+redis.call('ZADD', KEYS[9], now, ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', now - tonumber(ARGV[10]))
+return 'ok'
+`);
+
+// KEYS: open, contacts
+// ARGV: attempt id, new attempt JSON, seq, expected contact, new contact, expected attempt JSON
+const setCallSid = redisScript(`
+local open = redis.call('HGET', KEYS[1], ARGV[1])
+if not open then return 'not_open' end
+if open ~= ARGV[6] then return 'stale' end
+if redis.call('HGET', KEYS[2], ARGV[3]) ~= ARGV[4] then return 'stale' end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[5])
+return 'ok'
+`);
+
+// KEYS: open, contacts, due, st:<old>, st:<new>, outcomes
+// ARGV: attempt id, seq, expected, new, due time or '', final outcome or ''
+const finish = redisScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 'not_open' end
+if redis.call('HGET', KEYS[2], ARGV[2]) ~= ARGV[3] then return 'stale' end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[4])
+if KEYS[4] ~= KEYS[5] then
+  redis.call('ZREM', KEYS[4], ARGV[2])
+  redis.call('ZADD', KEYS[5], ARGV[2], ARGV[2])
+end
+if ARGV[5] ~= '' then redis.call('ZADD', KEYS[3], ARGV[5], ARGV[2]) end
+if ARGV[6] ~= '' then redis.call('HINCRBY', KEYS[6], ARGV[6], 1) end
+return 'ok'
+`);
+
+const adopt = redisScript(`
+local json = redis.call('HGET', KEYS[1], ARGV[1])
+if not json then return 0 end
+local a = cjson.decode(json)
+if a.owner ~= ARGV[2] then return 0 end
+a.owner = ARGV[3]
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(a))
+return 1
+`);
+
+export function redisDialAttempts(ctx: CampaignContext): DialAttempts {
+  const { client, k, callKey, rawContact, casContact } = ctx;
+
+  /**
+   * Sets an open attempt's call id (and its contact's copy) and indexes the attempt by it: only
+   * while it has none, unless `replace`. The open attempt and the contact are both compared on write.
+   */
+  function writeCallSid(id: string, attemptIdValue: string, callSid: string, replace: boolean) {
+    const keys = k(id);
+    return untilWon(`campaign ${id} attempt ${attemptIdValue}`, async () => {
+      const openJson = await client.hget(keys.open, attemptIdValue);
+      if (openJson === null) return false;
+      const open = JSON.parse(openJson) as OpenAttempt;
+      if (open.callSid === callSid) return true;
+      if (open.callSid !== null && !replace) return false;
+      const contactJson = await rawContact(id, open.contactId);
+      if (contactJson === null) return false;
+      const contact = readContact(contactJson);
+      const next = callSidOnContact(contact, attemptIdValue, callSid);
+      const reply = await setCallSid(
+        client,
+        [keys.open, keys.contacts],
+        [
+          attemptIdValue,
+          JSON.stringify({ ...open, callSid }),
+          String(contact.seq),
+          contactJson,
+          JSON.stringify(next),
+          openJson,
+        ],
+      );
+      if (reply === 'not_open') return false;
+      if (reply !== 'ok') return STALE;
+      await client.set(callKey(callSid), `${id} ${attemptIdValue}`, 'PX', CALL_INDEX_TTL_MS);
+      if (open.callSid !== null) await client.del(callKey(open.callSid));
+      return true;
+    });
+  }
+
+  return {
+    async beginAttempt(input): Promise<BeginResult> {
+      const keys = k(input.campaignId);
+      const result = await untilWon(`campaign ${input.campaignId} contact ${input.seq}`, async () => {
+        // Both read in one round trip: the claim then lands as close as it can to `nowMs`.
+        const [json, stored] = await Promise.all([
+          rawContact(input.campaignId, input.seq),
+          client.get(keys.dials),
+        ]);
+        if (json === null) return null;
+        const contact = readContact(json);
+        if (!isWaiting(contact.state)) return { ok: false, reason: 'not_waiting' } as const;
+        const paceJson = stored ?? '';
+        const pace = takePaceSlot(readPaceState(paceJson), input.nowMs, input.callsPerSecond);
+        if (!pace.ok) return { ok: false, reason: 'pace', waitMs: pace.waitMs } as const;
+        const begun = beginOnContact(contact, input);
+        const reply = await begin(
+          client,
+          [
+            keys.meta,
+            keys.contacts,
+            keys.due,
+            keys.leased,
+            keys.state(contact.state),
+            keys.state('dialing'),
+            keys.open,
+            keys.dials,
+            keys.starts,
+          ],
+          [
+            String(input.seq),
+            json,
+            JSON.stringify(begun.contact),
+            begun.attempt.id,
+            JSON.stringify(begun.attempt),
+            String(input.nowMs),
+            String(input.maxConcurrent),
+            paceJson,
+            writePaceState(pace.state),
+            String(STARTS_KEPT_MS),
+          ],
+        );
+        switch (reply) {
+          case 'ok':
+            return { ok: true, attempt: begun.attempt, contact: begun.contact } as const;
+          case STALE:
+            return STALE;
+          case 'cap':
+            return { ok: false, reason: 'cap' } as const;
+          default:
+            return { ok: false, reason: 'not_running' } as const;
+        }
+      });
+      return result ?? { ok: false, reason: 'not_waiting' };
+    },
+
+    recordCallSid: (id, attemptIdValue, callSid) => writeCallSid(id, attemptIdValue, callSid, false),
+    identifyCall: (id, attemptIdValue, callSid) => writeCallSid(id, attemptIdValue, callSid, true),
+
+    async getOpenAttempt(id, attemptIdValue) {
+      const json = await client.hget(k(id).open, attemptIdValue);
+      return json === null ? null : (JSON.parse(json) as OpenAttempt);
+    },
+
+    async findAttemptByCallSid(callSid) {
+      const entry = await client.get(callKey(callSid));
+      if (entry === null) return null;
+      const [id, attemptIdValue] = entry.split(' ') as [string, string];
+      const json = await client.hget(k(id).open, attemptIdValue);
+      return json === null ? null : (JSON.parse(json) as OpenAttempt);
+    },
+
+    async finishAttempt(input) {
+      const keys = k(input.campaignId);
+      const openJson = await client.hget(keys.open, input.attemptId);
+      if (openJson === null) return null;
+      const attempt = JSON.parse(openJson) as OpenAttempt;
+      return casContact(input.campaignId, attempt.contactId, async (contact, json) => {
+        const next = finishOnContact(contact, input);
+        const reply = await finish(
+          client,
+          [
+            keys.open,
+            keys.contacts,
+            keys.due,
+            keys.state(contact.state),
+            keys.state(next.state),
+            keys.outcomes,
+          ],
+          [
+            input.attemptId,
+            String(contact.seq),
+            json,
+            JSON.stringify(next),
+            isWaiting(next.state) ? String(next.dueAtMs) : '',
+            next.state === 'done' ? (next.outcome ?? '') : '',
+          ],
+        );
+        if (reply === STALE) return STALE;
+        return reply === 'ok' ? next : null;
+      });
+    },
+
+    async openAttempts(id) {
+      return (await client.hvals(k(id).open)).map((json) => JSON.parse(json) as OpenAttempt);
+    },
+
+    async adoptAttempt(id, attemptIdValue, fromOwner, toOwner) {
+      return (await adopt(client, [k(id).open], [attemptIdValue, fromOwner, toOwner])) === 1;
+    },
+
+    async attemptsBegunSince(id, sinceMs) {
+      return client.zcount(k(id).starts, sinceMs, '+inf');
+    },
+  };
+}
