@@ -57,13 +57,14 @@ import { createMetrics, type Metrics } from './metrics/metrics.js';
 import type { AnalysisSubject } from './speech/analysis.js';
 import { PromptAudio } from './speech/prompts.js';
 import type { DialerClock } from './outbound/clock.js';
-import { DEFAULT_DIALER_OPTIONS, type DialerOptions } from './outbound/dialer.js';
+import type { DialerOptions } from './outbound/dialer.js';
+import { dialerOptionsOf } from './outbound/dialer-context.js';
 import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
 import type { SimulationKeys } from './carriers/simulation-keys.js';
 import type { Store } from './store/store.js';
 import { outboundContexts } from './call/outbound-context.js';
-import { openRecordingStore } from './recording/open-store.js';
-import { Recordings } from './recording/recordings.js';
+import { openRecordings } from './recording/open-store.js';
+import type { Recordings } from './recording/recordings.js';
 import {
   ANALYSIS_EVENT_PROVIDER,
   analysisAnnouncer,
@@ -208,7 +209,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     }),
     instanceId: hostname(),
     ...(deps.dialerClock ? { clock: deps.dialerClock } : {}),
-    dialerOptions: { ...dialerOptionsOf(config), ...deps.dialerOptions },
+    dialerOptions: { ...dialerOptionsOf(config.dialer), ...deps.dialerOptions },
     dialPolicy,
   });
   // Call events (analysed, ended, recording ready) reach the operator gateway like campaign events:
@@ -490,42 +491,4 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   return app;
-}
-
-/**
- * The dialer's timing from the configuration: an instance beats four times per failover period and
- * looks for dead owners twice per period, so a dead one's calls are adopted within one and a half
- * periods; an adopted call still live at the carrier is asked about again after one and a half
- * periods, then at doubling intervals. The default period gives the dialer's own defaults.
- */
-function dialerOptionsOf(config: Config): Partial<DialerOptions> {
-  if (config.dialer === undefined) return {};
-  const { failoverMs, lostDispatchGraceMs } = config.dialer;
-  return {
-    heartbeatTtlMs: failoverMs,
-    heartbeatMs: Math.min(DEFAULT_DIALER_OPTIONS.heartbeatMs, Math.floor(failoverMs / 4)),
-    reconcileEveryMs: Math.min(DEFAULT_DIALER_OPTIONS.reconcileEveryMs, Math.floor(failoverMs / 2)),
-    statusPollMs: Math.min(DEFAULT_DIALER_OPTIONS.statusPollMs, Math.floor(failoverMs * 1.5)),
-    lostDispatchGraceMs,
-  };
-}
-
-/**
- * The recordings service on `RECORDING_STORE`. With S3, a recording is spooled under
- * `$DATA_DIR/recordings-spool` while it streams, and what a previous run of this instance left
- * there is uploaded now, in the background (docs/recordings.md).
- */
-async function openRecordings(config: Config, metrics: Metrics, logger: Logger): Promise<Recordings> {
-  const log = logger.child({ component: 'recordings' });
-  const store = await openRecordingStore(
-    config.recordings ?? { kind: 'file', dir: join(config.dataDir, 'recordings') },
-    { spoolDir: join(config.dataDir, 'recordings-spool') },
-  );
-  store.recoverSpooled?.().then(
-    (callSids) => {
-      if (callSids.length > 0) log.info({ callSids }, 'uploaded recordings a previous run left unfinished');
-    },
-    (err: Error) => log.warn({ err: err.message }, 'could not upload the recordings a previous run left'),
-  );
-  return new Recordings({ store, metrics, logger: log });
 }

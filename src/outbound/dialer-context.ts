@@ -3,6 +3,7 @@
 // limit on concurrency).
 import type { Logger } from 'pino';
 import { AdmissionControl } from '../call/admission.js';
+import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CampaignRecord } from '../store/campaign-records.js';
 import type { Store } from '../store/store.js';
@@ -128,4 +129,22 @@ export class CampaignLocals {
   forget(campaignId: string): void {
     this.byId.delete(campaignId);
   }
+}
+
+/**
+ * The dialer's timing from the configuration: an instance beats four times per failover period and
+ * looks for dead owners twice per period, so a dead one's calls are adopted within one and a half
+ * periods; an adopted call still live at the carrier is asked about again after one and a half
+ * periods, then at doubling intervals. The default period gives the dialer's own defaults.
+ */
+export function dialerOptionsOf(dialer: Config['dialer']): Partial<DialerOptions> {
+  if (dialer === undefined) return {};
+  const { failoverMs, lostDispatchGraceMs } = dialer;
+  return {
+    heartbeatTtlMs: failoverMs,
+    heartbeatMs: Math.min(DEFAULT_DIALER_OPTIONS.heartbeatMs, Math.floor(failoverMs / 4)),
+    reconcileEveryMs: Math.min(DEFAULT_DIALER_OPTIONS.reconcileEveryMs, Math.floor(failoverMs / 2)),
+    statusPollMs: Math.min(DEFAULT_DIALER_OPTIONS.statusPollMs, Math.floor(failoverMs * 1.5)),
+    lostDispatchGraceMs,
+  };
 }
