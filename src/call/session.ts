@@ -2,13 +2,13 @@
 // call's state table and composes the parts that do the work: the agent link (agent-link.ts), the
 // downlink to the caller (downlink.ts), the call log (call-log.ts), the polite endings
 // (endings.ts), an outbound call's answering machine (answering-machine.ts), the latency figures
-// (latency.ts), the function calls (function-calls.ts), keypad and silence, and the listeners on
-// its audio (audio-fanout.ts). It routes the carrier's and the agent's events to them, and owns
+// (latency.ts), the function calls (function-calls.ts), keypad and silence, the agent's messages
+// (agent-messages.ts) and the listeners on its audio (audio-fanout.ts). It moves the call through
+// its states (call-states.ts), routes the carrier's and the agent's events to the parts, and owns
 // the one path that ends the call and records why (end-reason.ts, ended-call.ts).
 import type { Logger } from 'pino';
 import { classifyAgentError } from '../agent/errors.js';
-import { readLatencyReport } from '../agent/latency-report.js';
-import type { AgentServerMessage, HistoryMessage } from '../agent/protocol.js';
+import type { HistoryMessage } from '../agent/protocol.js';
 import { buildSettings } from '../agent/settings.js';
 import type { AgentChannel } from '../agent/session.js';
 import { AgentUpdater } from '../agent/updates.js';
@@ -17,6 +17,7 @@ import type { AgentProfile } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CallRecord } from '../store/call-record.js';
 import { AgentLink, type DialAgent, type LinkLostInfo } from './agent-link.js';
+import { AgentMessages } from './agent-messages.js';
 import type { VerdictReport } from './amd-gate.js';
 import { AnsweringMachine } from './answering-machine.js';
 import { AudioFanout } from './audio-fanout.js';
@@ -38,39 +39,13 @@ import type { OutboundContext } from './outbound-context.js';
 import { SilenceMonitor } from './silence.js';
 import type { VoicemailRecordingSource } from './voicemail-recordings.js';
 import { playConsent } from './consent.js';
+import { canMove, type CallState, type Phase } from './call-states.js';
 import type { CallRecordingPort } from './recording-port.js';
 
 export type { EndReason } from './end-reason.js';
+export { CALL_TRANSITIONS, type CallState } from './call-states.js';
 export type { CallAudioListener } from './audio-listener.js';
 export { AMD_VERDICT_TIMEOUT_MS } from './answering-machine.js';
-
-/**
- * Call states and the moves each allows. `finishing` is a polite end under way (an `Ending` of
- * endings.ts: a goodbye, a transfer, a voicemail, the fallback): no second one starts. Only a
- * failed transfer leaves it other than by ending, back to the state it came from.
- */
-export const CALL_TRANSITIONS = Object.freeze({
-  connecting: ['live', 'reconnecting', 'finishing', 'ending'],
-  live: ['reconnecting', 'finishing', 'ending'],
-  reconnecting: ['live', 'finishing', 'ending'],
-  finishing: ['connecting', 'live', 'reconnecting', 'ending'],
-  ending: ['ended'],
-  ended: [],
-} as const satisfies Record<string, readonly string[]>);
-
-export type CallState = keyof typeof CALL_TRANSITIONS;
-
-/** The states in which an agent carries the call, or is being dialed to. */
-type Carrying = 'connecting' | 'live' | 'reconnecting';
-
-/** The agent went away while a transfer was under way: decided on once the transfer fails. */
-type AgentGone = { lost: LinkLostInfo } | { unavailable: EndReason };
-
-/** The state and what it holds: the ending under way, or the reason recorded. */
-type Phase =
-  | { state: Carrying }
-  | { state: 'finishing'; ending: Ending; from: Carrying; agentGone: AgentGone | null }
-  | { state: 'ending' | 'ended'; reason: EndReason };
 
 /** What the agent is told to say when the call has to end for a reason of the line, not the talk. */
 const FAREWELLS = {
@@ -144,6 +119,7 @@ export class CallSession {
   readonly #machine: AnsweringMachine | null;
   readonly #latency: LatencyObserver;
   readonly #functions: FunctionCalls;
+  readonly #messages: AgentMessages;
   readonly #audioCounts: Metrics['audio'];
   /** The call's audio to its listeners (a recorder, a supervisor listening in). */
   readonly #audio: AudioFanout;
@@ -188,7 +164,7 @@ export class CallSession {
       {
         onReady: () => this.#agentReady(),
         onAudio: (chunk) => this.#agentAudio(chunk),
-        onMessage: (message) => this.#agentMessage(message),
+        onMessage: (message) => this.#messages.route(message),
         onLost: (closeInfo) => this.#agentLost(closeInfo),
       },
     );
@@ -272,6 +248,19 @@ export class CallSession {
       endAfterReply: () => void this.#endings.endAfterReply(),
       transferAfterReply: (target) => void this.#endings.transferAfterReply(target),
       ...(deps.recording ? { recording: (action) => deps.recording!.control(action) } : {}),
+    });
+    this.#messages = new AgentMessages({
+      callSid: info.callSid,
+      updater: this.#updater,
+      downlink: this.#downlink,
+      latency: this.#latency,
+      machine: this.#machine,
+      log: this.#log,
+      endings: this.#endings,
+      functions: this.#functions,
+      metrics,
+      events: deps.events,
+      logger: this.logger,
     });
     if (limits.maxCallMs > 0) {
       this.#maxDurationTimer = clock.setTimeout(
@@ -421,8 +410,7 @@ export class CallSession {
   // ── state ─────────────────────────────────────────────────────────────────
 
   #can(next: CallState): boolean {
-    const allowed: readonly string[] = CALL_TRANSITIONS[this.#phase.state];
-    return allowed.includes(next);
+    return canMove(this.#phase.state, next);
   }
 
   #move(next: Phase): void {
@@ -495,69 +483,6 @@ export class CallSession {
     if (this.#downlink.audio(chunk) > 0) this.#latency.audioSent();
   }
 
-  /** Whether the answering machine keeps this step of the agent's output from the caller now. */
-  #withheld(step: () => void, startsReply = false): boolean {
-    return this.#machine !== null && this.#machine.withholds(step, 0, startsReply);
-  }
-
-  #agentMessage(message: AgentServerMessage): void {
-    // `SpeakUpdated`, `ThinkUpdated`, `ListenUpdated`: a function's update took effect.
-    if (this.#updater.onMessage(message)) return;
-    switch (message.type) {
-      case 'UserStartedSpeaking':
-        this.#bargeIn();
-        break;
-      case 'AgentStartedSpeaking': {
-        const started = () => {
-          this.#downlink.replyStarted();
-          this.#latency.agentStarted(message);
-        };
-        if (!this.#withheld(started, true)) started();
-        break;
-      }
-      case 'AgentAudioDone': {
-        const done = () => this.#downlink.replyDone();
-        if (!this.#withheld(done)) done();
-        break;
-      }
-      case 'ConversationText': {
-        const text = () => this.#conversationText(message.role, String(message.content ?? ''));
-        // The agent's words wait with its audio; once a message is being left, its text is the record's.
-        if (message.role !== 'assistant' || !(this.#machine?.holdsText(text) ?? false)) text();
-        break;
-      }
-      case 'LatencyReport':
-        // The metric is observed by the agent session; the call keeps the figures in its record.
-        this.#log.agentTurnLatency(readLatencyReport(message as unknown as Record<string, unknown>));
-        break;
-      case 'InjectionRefused':
-        this.logger.info(
-          { reason: String(message.message ?? '').slice(0, 200) },
-          'agent refused an injected message',
-        );
-        this.#endings.injectionRefused();
-        break;
-      case 'FunctionCallRequest':
-        this.#functions.request(message.functions);
-        break;
-      case 'Error':
-        // The link has closed the session; what happens next is decided when it is gone.
-        this.logger.warn(
-          { agentError: { code: message.code, description: message.description } },
-          'agent error',
-        );
-        break;
-      case 'Warning':
-        this.logger.info(
-          { agentWarning: { code: message.code, description: message.description } },
-          'agent warning',
-        );
-        break;
-      default:
-        break;
-    }
-  }
-
   #agentLost(info: LinkLostInfo): void {
     const phase = this.#phase;
     if (this.isEnding) return;
@@ -608,32 +533,11 @@ export class CallSession {
     await this.#endings.fallback(why);
   }
 
-  #conversationText(role: string, content: string): void {
-    if (role !== 'user' && role !== 'assistant') return;
-    if (role === 'assistant') this.#downlink.replyText(content);
-    this.#log.turn(role, content);
-    this.#deps.events.publish(this.info.callSid, { type: 'transcript', role, content });
-    // The text itself only under `transcript`, which the logger keeps only when LOG_TRANSCRIPTS=on.
-    this.logger.info(
-      { turn: { role, chars: content.length }, transcript: { role, content } },
-      'conversation',
-    );
-  }
-
   #digits(digits: string): void {
     this.#deps.metrics.dtmfEntries.inc();
     this.#deps.events.publish(this.info.callSid, { type: 'dtmf', digits });
     // The digits only under `dtmf`, kept by the logger only when LOG_TRANSCRIPTS=on.
     this.logger.info({ keys: digits.length, dtmf: digits }, 'caller entered digits');
     this.#link.send({ type: 'InjectUserMessage', content: dtmfMessage(digits) });
-  }
-
-  #bargeIn(): void {
-    // docs/protocols/agent.md: the carrier drops what it holds, and no more of the interrupted
-    // reply is forwarded until the agent starts a new one.
-    if (!this.#downlink.bargeIn()) return;
-    this.#log.bargeIn();
-    this.#deps.metrics.bargeIns.inc();
-    this.#deps.events.publish(this.info.callSid, { type: 'barge-in' });
   }
 }
