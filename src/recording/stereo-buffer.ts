@@ -117,8 +117,9 @@ export class StereoBuffer {
       const { low, high } = tables;
       const pairs = new Uint32Array(into.buffer, into.byteOffset, held);
       const silentRight = high[this.#silence]!;
-      for (let i = 0; i < held; i++) pairs[i] = low[left[i]!]! | silentRight;
+      for (let i = 0; i < rightFrom; i++) pairs[i] = low[left[i]!]! | silentRight;
       for (let i = rightFrom; i < rightTo; i++) pairs[i] = low[left[i]!]! | high[right[i]!]!;
+      for (let i = Math.max(rightFrom, rightTo); i < held; i++) pairs[i] = low[left[i]!]! | silentRight;
       if (!LITTLE_ENDIAN) Buffer.from(into.buffer, into.byteOffset, 4 * held).swap32();
     } else {
       // The stream's PCM is little-endian, as the file's is: samples are moved as they are.
@@ -127,9 +128,8 @@ export class StereoBuffer {
       const into16 = new Uint16Array(into.buffer, into.byteOffset, 2 * held);
       for (let i = 0; i < held; i++) {
         into16[2 * i] = left16[i]!;
-        into16[2 * i + 1] = 0;
+        into16[2 * i + 1] = i >= rightFrom && i < rightTo ? right16[i]! : 0;
       }
-      for (let i = rightFrom; i < rightTo; i++) into16[2 * i + 1] = right16[i]!;
     }
     if (held < count) into.fill(0, 2 * held, 2 * count);
     // Shift the rest down; what moves in from the end was never placed, so is silence.
