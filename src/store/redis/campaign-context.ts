@@ -26,7 +26,7 @@ const MAX_CAS_TRIES = 20;
 
 /** What a compare-and-set step answers when what it read changed before its write. */
 export const STALE = 'stale';
-export type Stale = typeof STALE;
+type Stale = typeof STALE;
 
 /** Runs a read-decide-write step until its write finds what it read still stored. */
 export async function untilWon<T>(what: string, step: () => Promise<T | Stale>): Promise<T> {
@@ -59,7 +59,7 @@ function campaignKeys(prefix: string, id: string) {
   };
 }
 
-export type CampaignKeys = ReturnType<typeof campaignKeys>;
+type CampaignKeys = ReturnType<typeof campaignKeys>;
 
 export interface CampaignContext {
   client: Redis;

@@ -4,7 +4,7 @@ import type { Database } from 'better-sqlite3';
 import type { CampaignRecord, ContactRecord } from '../campaign-records.js';
 import { readContact } from '../campaign-transitions.js';
 
-export interface CampaignRow {
+interface CampaignRow {
   record: string;
   state: string;
   next_seq: number;
