@@ -118,7 +118,6 @@ export class CallSession {
   /** Outbound calls with detection: holds the agent back until the verdict. */
   readonly #machine: AnsweringMachine | null;
   readonly #latency: LatencyObserver;
-  readonly #functions: FunctionCalls;
   readonly #messages: AgentMessages;
   readonly #audioCounts: Metrics['audio'];
   /** The call's audio to its listeners (a recorder, a supervisor listening in). */
@@ -236,7 +235,7 @@ export class CallSession {
         settingsAppliedAtMs: () => this.#link.settingsAppliedAtMs,
       },
     });
-    this.#functions = new FunctionCalls({
+    const functions = new FunctionCalls({
       call: info,
       canTransfer: leg.canTransfer,
       log: this.#log,
@@ -257,7 +256,7 @@ export class CallSession {
       machine: this.#machine,
       log: this.#log,
       endings: this.#endings,
-      functions: this.#functions,
+      functions,
       metrics,
       events: deps.events,
       logger: this.logger,
