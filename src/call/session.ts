@@ -12,37 +12,30 @@ import type { HistoryMessage } from '../agent/protocol.js';
 import { buildSettings } from '../agent/settings.js';
 import type { AgentChannel } from '../agent/session.js';
 import { AgentUpdater } from '../agent/updates.js';
-import type { MediaFormat } from '../audio/format.js';
-import type { AgentProfile } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { CallRecord } from '../store/call-record.js';
-import { AgentLink, type DialAgent, type LinkLostInfo } from './agent-link.js';
+import { AgentLink, type LinkLostInfo } from './agent-link.js';
 import { AgentMessages } from './agent-messages.js';
 import type { VerdictReport } from './amd-gate.js';
 import { AnsweringMachine } from './answering-machine.js';
 import { AudioFanout } from './audio-fanout.js';
 import type { CallAudioListener } from './audio-listener.js';
 import { CallLog } from './call-log.js';
-import type { DownlinkRules } from './carrier-port.js';
 import { type Clock, type ClockTimer, realClock } from './clock.js';
 import { Downlink } from './downlink.js';
 import { DtmfCollector, dtmfMessage } from './dtmf.js';
 import { END_REASONS, type EndReason } from './end-reason.js';
 import { reportEnded, withOutbound } from './ended-call.js';
 import { type Ending, Endings, type EndingsHost } from './endings.js';
-import type { CallEventHub } from './events.js';
-import type { PromptPlayer } from './fallback-audio.js';
 import { FunctionCalls } from './function-calls.js';
 import { LatencyObserver } from './latency.js';
 import type { CallLeg } from './leg.js';
-import type { OutboundContext } from './outbound-context.js';
 import { SilenceMonitor } from './silence.js';
-import type { VoicemailRecordingSource } from './voicemail-recordings.js';
 import { playConsent } from './consent.js';
 import { canMove, type CallState, type Phase } from './call-states.js';
-import type { CallRecordingPort } from './recording-port.js';
+import type { CallDeps, CallInfo } from './call-info.js';
 
 export type { EndReason } from './end-reason.js';
+export type { CallDeps, CallInfo } from './call-info.js';
 export { CALL_TRANSITIONS, type CallState } from './call-states.js';
 export type { CallAudioListener } from './audio-listener.js';
 export { AMD_VERDICT_TIMEOUT_MS } from './answering-machine.js';
@@ -55,50 +48,6 @@ const FAREWELLS = {
 export const SHUTDOWN_FAREWELL =
   "I'm sorry, I have to end the call now. Please call back in a moment. Goodbye.";
 const CHECK_IN = 'Are you still there?';
-
-export interface CallInfo {
-  callSid: string;
-  streamSid: string;
-  carrier: string;
-  direction: 'inbound' | 'outbound';
-  from: string;
-  to: string;
-  profileName: string;
-  profile: AgentProfile;
-  mediaFormat: MediaFormat;
-  /** Outbound calls: the campaign attempt, the contact's variables, answering-machine detection. */
-  outbound?: OutboundContext;
-  /** The campaign an outbound call was placed for, when one placed it. */
-  campaign?: string;
-}
-
-export interface CallDeps {
-  /** Dials one agent session (agent/dialer.ts's AgentDialer fits). */
-  dial: DialAgent;
-  metrics: Metrics;
-  logger: Logger;
-  events: CallEventHub;
-  /** How the carrier wants audio sent (its adapter's `downlink(format)`). */
-  downlink: DownlinkRules;
-  /** Caller audio held while no agent is ready; past it the oldest is dropped and counted. */
-  maxEarlyAudioBytes: number;
-  /** The profile's own recording in the stream's format, played when no agent can be reached. */
-  fallbackAudio: Buffer | null;
-  /**
-   * The fixed prompts a caller hears without an agent (rendered, else bundled): the "unavailable"
-   * message when the profile has no recording of its own, the goodbye of a drain with no agent.
-   */
-  prompts?: PromptPlayer;
-  /** Outbound calls: the pre-recorded voicemails of `amd.voicemail.audioUrl`, fetched once. */
-  voicemailRecordings?: VoicemailRecordingSource;
-  /** Listeners on the call's audio from its first frame (audio-listener.ts); see `listen`. */
-  audioListeners?: readonly CallAudioListener[];
-  /** A recorded call: its consent prompt, pause and resume (recording-port.ts). */
-  recording?: CallRecordingPort;
-  onEnded(session: CallSession, record: CallRecord): void;
-  /** Time and timers; the process clock unless a test gives its own. */
-  clock?: Clock;
-}
 
 export class CallSession {
   readonly logger: Logger;
