@@ -7,6 +7,7 @@ import type { AgentProfile } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CallRecord } from '../store/call-record.js';
 import type { DialAgent } from './agent-link.js';
+import type { CallLogInfo } from './call-log.js';
 import type { CallAudioListener } from './audio-listener.js';
 import type { DownlinkRules } from './carrier-port.js';
 import type { Clock } from './clock.js';
@@ -17,14 +18,8 @@ import type { CallRecordingPort } from './recording-port.js';
 import type { CallSession } from './session.js';
 import type { VoicemailRecordingSource } from './voicemail-recordings.js';
 
-export interface CallInfo {
-  callSid: string;
-  streamSid: string;
-  carrier: string;
-  direction: 'inbound' | 'outbound';
-  from: string;
-  to: string;
-  profileName: string;
+/** The call's identity (as its record states it), its profile and its stream's format. */
+export interface CallInfo extends CallLogInfo {
   profile: AgentProfile;
   mediaFormat: MediaFormat;
   /** Outbound calls: the campaign attempt, the contact's variables, answering-machine detection. */

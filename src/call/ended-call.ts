@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CallRecord } from '../store/call-record.js';
 import type { AnsweringMachine } from './answering-machine.js';
+import type { CallLogInfo } from './call-log.js';
 import type { EndReason } from './end-reason.js';
 import type { CallEventHub } from './events.js';
 import type { OutboundContext } from './outbound-context.js';
@@ -39,7 +40,7 @@ export interface EndedCallReport {
 /** Counts the ended call, tells its event feed and logs its summary (no words said: LOG_TRANSCRIPTS). */
 export function reportEnded(
   record: CallRecord,
-  info: { callSid: string; carrier: string; direction: 'inbound' | 'outbound'; profileName: string },
+  info: CallLogInfo,
   reason: EndReason,
   { metrics, events, logger }: EndedCallReport,
 ): void {
