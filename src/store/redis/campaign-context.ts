@@ -85,24 +85,9 @@ export interface CampaignContext {
 export function campaignContext(client: Redis, prefix: string): CampaignContext {
   const k = (id: string) => campaignKeys(prefix, id);
   const allKeys = (id: string) => {
-    const keys = k(id);
-    return [
-      keys.meta,
-      keys.seq,
-      keys.contacts,
-      keys.phones,
-      keys.due,
-      keys.leased,
-      ...CONTACT_STATES.map(keys.state),
-      keys.outcomes,
-      keys.vars,
-      keys.open,
-      keys.dials,
-      keys.legacyPace,
-      keys.starts,
-      keys.results,
-      keys.failures,
-    ];
+    // Every key of the layout, whatever is added to it: the per-state sets by name.
+    const { state, ...fixed } = k(id);
+    return [...Object.values(fixed), ...CONTACT_STATES.map(state)];
   };
   const index = `${prefix}{campaigns}:index`;
   const active = `${prefix}{campaigns}:active`;

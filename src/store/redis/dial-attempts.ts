@@ -80,6 +80,11 @@ return 1
 export function redisDialAttempts(ctx: CampaignContext): DialAttempts {
   const { client, k, callKey, rawContact, casContact } = ctx;
 
+  async function readOpen(id: string, attemptIdValue: string): Promise<OpenAttempt | null> {
+    const json = await client.hget(k(id).open, attemptIdValue);
+    return json === null ? null : (JSON.parse(json) as OpenAttempt);
+  }
+
   /**
    * Sets an open attempt's call id (and its contact's copy) and indexes the attempt by it: only
    * while it has none, unless `replace`. The open attempt and the contact are both compared on write.
@@ -175,24 +180,19 @@ export function redisDialAttempts(ctx: CampaignContext): DialAttempts {
     recordCallSid: (id, attemptIdValue, callSid) => writeCallSid(id, attemptIdValue, callSid, false),
     identifyCall: (id, attemptIdValue, callSid) => writeCallSid(id, attemptIdValue, callSid, true),
 
-    async getOpenAttempt(id, attemptIdValue) {
-      const json = await client.hget(k(id).open, attemptIdValue);
-      return json === null ? null : (JSON.parse(json) as OpenAttempt);
-    },
+    getOpenAttempt: readOpen,
 
     async findAttemptByCallSid(callSid) {
       const entry = await client.get(callKey(callSid));
       if (entry === null) return null;
       const [id, attemptIdValue] = entry.split(' ') as [string, string];
-      const json = await client.hget(k(id).open, attemptIdValue);
-      return json === null ? null : (JSON.parse(json) as OpenAttempt);
+      return readOpen(id, attemptIdValue);
     },
 
     async finishAttempt(input) {
       const keys = k(input.campaignId);
-      const openJson = await client.hget(keys.open, input.attemptId);
-      if (openJson === null) return null;
-      const attempt = JSON.parse(openJson) as OpenAttempt;
+      const attempt = await readOpen(input.campaignId, input.attemptId);
+      if (attempt === null) return null;
       return casContact(input.campaignId, attempt.contactId, async (contact, json) => {
         const next = finishOnContact(contact, input);
         const reply = await finish(

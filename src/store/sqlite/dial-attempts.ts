@@ -38,6 +38,11 @@ export function sqliteDialAttempts(db: Database, rows: CampaignRows): DialAttemp
     ),
   };
 
+  const readAttempt = (campaignId: string, id: string): OpenAttempt | null => {
+    const row = q.attempt.get(id, campaignId);
+    return row ? (JSON.parse(row.record) as OpenAttempt) : null;
+  };
+
   const begin = db.transaction((input: Parameters<DialAttempts['beginAttempt']>[0]): BeginResult => {
     const found = readCampaign(input.campaignId);
     if (!found || found.record.state !== 'running') return { ok: false, reason: 'not_running' };
@@ -60,9 +65,8 @@ export function sqliteDialAttempts(db: Database, rows: CampaignRows): DialAttemp
   });
 
   const recordCall = db.transaction((campaignId: string, id: string, callSid: string, replace: boolean) => {
-    const row = q.attempt.get(id, campaignId);
-    if (!row) return false;
-    const open = JSON.parse(row.record) as OpenAttempt;
+    const open = readAttempt(campaignId, id);
+    if (!open) return false;
     if (open.callSid === callSid) return true;
     if (open.callSid !== null && !replace) return false;
     const attempt = { ...open, callSid };
@@ -73,9 +77,8 @@ export function sqliteDialAttempts(db: Database, rows: CampaignRows): DialAttemp
   });
 
   const finish = db.transaction((input: Parameters<DialAttempts['finishAttempt']>[0]) => {
-    const row = q.attempt.get(input.attemptId, input.campaignId);
-    if (!row) return null;
-    const attempt = JSON.parse(row.record) as OpenAttempt;
+    const attempt = readAttempt(input.campaignId, input.attemptId);
+    if (!attempt) return null;
     const contact = readStoredContact(input.campaignId, attempt.contactId);
     q.deleteAttempt.run(input.attemptId);
     if (!contact) return null;
@@ -95,8 +98,7 @@ export function sqliteDialAttempts(db: Database, rows: CampaignRows): DialAttemp
       return recordCall.immediate(campaignId, id, callSid, true);
     },
     async getOpenAttempt(campaignId, id) {
-      const row = q.attempt.get(id, campaignId);
-      return row ? (JSON.parse(row.record) as OpenAttempt) : null;
+      return readAttempt(campaignId, id);
     },
     async findAttemptByCallSid(callSid) {
       const row = q.attemptByCall.get(callSid);
