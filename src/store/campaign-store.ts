@@ -20,6 +20,8 @@ import type {
 export const MAX_CONTACTS_PER_CAMPAIGN = 100_000;
 /** Campaigns, their contacts and results are kept this long after they end. */
 export const CAMPAIGN_RETENTION_MS = 90 * 24 * 60 * 60_000;
+/** Attempt starts are kept this long: enough for "pace achieved" over the last minutes. */
+export const STARTS_KEPT_MS = 10 * 60_000;
 
 export interface CampaignPage {
   campaigns: CampaignRecord[];

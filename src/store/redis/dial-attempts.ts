@@ -1,7 +1,7 @@
 // A campaign's dial attempts in Redis: beginning one under the pace and the cap on calls in flight,
 // tying it to its call id, finishing it onto its contact, and handing it to another dialer.
 import { type OpenAttempt } from '../campaign-records.js';
-import { type BeginResult, type DialAttempts } from '../campaign-store.js';
+import { type BeginResult, type DialAttempts, STARTS_KEPT_MS } from '../campaign-store.js';
 import {
   beginOnContact,
   callSidOnContact,
@@ -13,7 +13,6 @@ import { readPaceState, takePaceSlot, writePaceState } from '../pace.js';
 import { type CampaignContext, STALE, untilWon } from './campaign-context.js';
 import { redisScript } from './script.js';
 
-const STARTS_KEPT_MS = 10 * 60_000;
 const CALL_INDEX_TTL_MS = 24 * 60 * 60_000;
 
 // The pace is decided in JavaScript (pace.ts) on the state read; the script writes the next state

@@ -9,6 +9,7 @@ import {
   type Campaigns,
   type DialAttempts,
   type DialResults,
+  STARTS_KEPT_MS,
 } from '../campaign-store.js';
 import { decodeCursor, encodeCursor } from '../campaign-transitions.js';
 import type { Clock } from '../store.js';
@@ -19,8 +20,6 @@ import { sqliteDialResults } from './dial-results.js';
 
 export { campaignMigrations } from './campaign-schema.js';
 
-/** Attempt starts are kept this long: enough for "pace achieved" over the last minutes. */
-const STARTS_KEPT_MS = 10 * 60_000;
 const CAMPAIGN_CURSOR = /^c\d{1,16}\|cmp_[a-z0-9]{1,40}$/;
 
 export type SqliteCampaigns = Campaigns & CampaignContacts & DialAttempts & DialResults & { prune(): void };
