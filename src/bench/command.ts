@@ -30,8 +30,9 @@ export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [
   --record         record every call of the load to the file store (RECORDING_STORE=file, no
                    consent prompt); the result counts the files stored
   --rounds N       run the targets N times in turn (callbridge, baseline, callbridge, ...; default
-                   1): \`rounds\` gives each round's CPU per call and their medians, the figures to
-                   read on a machine whose load drifts; the rest of the result is the first round's
+                   1): \`rounds\` gives each round's CPU per call, whether it was clean (no failed
+                   call, no byte lost) and the medians, the figures to read on a machine whose load
+                   drifts; the rest of the result is the first round's
 
        callbridge bench --instances N [--calls N] [--duration S] [--ramp S] [--out FILE]
                        [--agent-configure-ms MS] [--carrier-delay-ms MS] [--redis URL]
@@ -196,6 +197,11 @@ function ratios(ours: TargetResult, base: TargetResult) {
 const clean = (r: TargetResult) =>
   r.failedCalls === 0 && r.bytesLost + r.bytesReordered + r.bytesCorrupt === 0;
 
+export type Round = { result: TargetResult; baseline: TargetResult | null };
+
+/** A round whose targets both carried every call with every byte intact. */
+const cleanRun = (run: Round) => clean(run.result) && (run.baseline === null || clean(run.baseline));
+
 export async function benchCommand(args: string[]): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
     process.stdout.write(BENCH_USAGE);
@@ -212,7 +218,7 @@ export async function benchCommand(args: string[]): Promise<number> {
   if ('instances' in parsed) return fleetBench(parsed, log);
   const opts = parsed;
   const startedAt = new Date();
-  const runs: Array<{ result: TargetResult; baseline: TargetResult | null }> = [];
+  const runs: Round[] = [];
   try {
     for (let round = 1; round <= opts.rounds; round++) {
       if (opts.rounds > 1) log(`round ${round} of ${opts.rounds}`);
@@ -252,7 +258,7 @@ export async function benchCommand(args: string[]): Promise<number> {
     },
   };
   report(output, opts.out);
-  return runs.every((run) => clean(run.result) && (run.baseline === null || clean(run.baseline))) ? 0 : 1;
+  return runs.every(cleanRun) ? 0 : 1;
 }
 
 function median(values: number[]): number | null {
@@ -263,12 +269,17 @@ function median(values: number[]): number | null {
   return Math.round(value * 10_000) / 10_000;
 }
 
-/** Each round's CPU per call (and its ratio to the baseline's of the same round), and the medians. */
-function roundsSummary(runs: Array<{ result: TargetResult; baseline: TargetResult | null }>) {
-  const each = runs.map(({ result, baseline }) => ({
-    serverCpuPerCallPct: result.serverCpuPerCallPct,
-    baselineCpuPerCallPct: baseline?.serverCpuPerCallPct ?? null,
-    ratio: baseline ? ratio(result.serverCpuPerCallPct, baseline.serverCpuPerCallPct) : null,
+/**
+ * Each round's CPU per call (and its ratio to the baseline's of the same round), whether both of
+ * its targets ran clean, and the medians. Only the first round is reported in full, so `clean` is
+ * what says a later round's figures come from a run that carried every call.
+ */
+export function roundsSummary(runs: Round[]) {
+  const each = runs.map((run) => ({
+    clean: cleanRun(run),
+    serverCpuPerCallPct: run.result.serverCpuPerCallPct,
+    baselineCpuPerCallPct: run.baseline?.serverCpuPerCallPct ?? null,
+    ratio: run.baseline ? ratio(run.result.serverCpuPerCallPct, run.baseline.serverCpuPerCallPct) : null,
   }));
   const numbers = (pick: (round: (typeof each)[number]) => number | null) =>
     each.map(pick).filter((value): value is number => value !== null);

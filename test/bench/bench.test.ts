@@ -128,6 +128,7 @@ describe('callbridge bench', () => {
     const { each, median } = result.rounds;
     expect(each).toHaveLength(2);
     for (const round of each) {
+      expect(round.clean).toBe(true);
       expect(round.serverCpuPerCallPct).toBeGreaterThan(0);
       expect(round.baselineCpuPerCallPct).toBeGreaterThan(0);
       expect(round.ratio).toBeCloseTo(round.serverCpuPerCallPct / round.baselineCpuPerCallPct, 1);
