@@ -1,65 +1,19 @@
-// A campaign's contacts in Redis: adding them in batches, listing and tallying them, and leasing,
-// releasing and closing the waiting ones.
+// A campaign's contacts in Redis: listing and tallying them, and leasing, releasing and closing the
+// waiting ones; adding them is contact-upload.ts.
 import { CONTACT_STATES, type ContactRecord } from '../campaign-records.js';
+import type { CampaignContacts, ContactTally } from '../campaign-store.js';
 import {
-  type AddContactsResult,
-  type CampaignContacts,
-  MAX_CONTACTS_PER_CAMPAIGN,
-} from '../campaign-store.js';
-import {
-  ACCEPTS_CONTACTS,
   CANCELLED_NOTE,
   closeOnContact,
   emptyTally,
   isWaiting,
-  newContactRecord,
   readContact,
   seqCursor,
   seqFromCursor,
 } from '../campaign-transitions.js';
 import { type CampaignContext, STALE } from './campaign-context.js';
+import { addContactsInBatches } from './contact-upload.js';
 import { redisScript } from './script.js';
-
-/** Contacts per script run while adding: each run is short, so Redis never stalls on a big upload. */
-const ADD_BATCH = 500;
-
-const addBatch = redisScript(`
-local meta = redis.call('GET', KEYS[1])
-if not meta then return {'not_found'} end
-local state = cjson.decode(meta).state
-if not string.find(ARGV[2], ' ' .. state .. ' ', 1, true) then return {'ended'} end
-local max = tonumber(ARGV[1])
-local out = {}
-local i = 3
-while i <= #ARGV do
-  local phone, json, vars = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  if phone ~= '' and redis.call('HEXISTS', KEYS[4], phone) == 1 then
-    table.insert(out, 'dup')
-  else
-    local seq = tonumber(redis.call('GET', KEYS[2]) or '0') + 1
-    if seq > max then
-      table.insert(out, 'full')
-    else
-      redis.call('SET', KEYS[2], seq)
-      local c = cjson.decode(json)
-      c.seq = seq
-      redis.call('HSET', KEYS[3], seq, cjson.encode(c))
-      if phone ~= '' then
-        redis.call('HSET', KEYS[4], phone, seq)
-        redis.call('ZADD', KEYS[5], c.dueAtMs, seq)
-        redis.call('ZADD', KEYS[6], seq, seq)
-        for name in string.gmatch(vars, '[^\\n]+') do redis.call('HINCRBY', KEYS[9], name, 1) end
-      else
-        redis.call('ZADD', KEYS[7], seq, seq)
-        redis.call('HINCRBY', KEYS[8], 'invalid', 1)
-      end
-      table.insert(out, 'ok')
-    end
-  end
-  i = i + 3
-end
-return out
-`);
 
 const leaseDue = redisScript(`
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
@@ -92,6 +46,30 @@ if ARGV[5] ~= '' then redis.call('HINCRBY', KEYS[6], ARGV[5], 1) end
 return 1
 `);
 
+/** Contacts per state, final outcome and variable, and those that can be called. */
+async function readContactTally(ctx: CampaignContext, id: string): Promise<ContactTally> {
+  const { client, k } = ctx;
+  const keys = k(id);
+  const tx = client.multi();
+  for (const state of CONTACT_STATES) tx.zcard(keys.state(state));
+  tx.hgetall(keys.outcomes).hgetall(keys.vars);
+  const replies = (await tx.exec()) ?? [];
+  const tally = emptyTally();
+  let total = 0;
+  for (const [i, state] of CONTACT_STATES.entries()) {
+    tally.states[state] = Number(replies[i]?.[1] ?? 0);
+    total += tally.states[state];
+  }
+  const outcomes = (replies[CONTACT_STATES.length]?.[1] ?? {}) as Record<string, string>;
+  for (const [outcome, n] of Object.entries(outcomes)) {
+    if (outcome in tally.outcomes) tally.outcomes[outcome as keyof typeof tally.outcomes] = Number(n);
+  }
+  const variables = (replies[CONTACT_STATES.length + 1]?.[1] ?? {}) as Record<string, string>;
+  for (const [name, n] of Object.entries(variables)) tally.variables[name] = Number(n);
+  tally.callable = total - tally.outcomes.invalid;
+  return tally;
+}
+
 export function redisCampaignContacts(ctx: CampaignContext): CampaignContacts {
   const { client, k, rawContact, casContact } = ctx;
 
@@ -121,50 +99,7 @@ export function redisCampaignContacts(ctx: CampaignContext): CampaignContacts {
   }
 
   return {
-    async addContacts(id, contacts, nowMs): Promise<AddContactsResult> {
-      const keys = k(id);
-      const duplicates: number[] = [];
-      const refused: number[] = [];
-      let added = 0;
-      for (let start = 0; start < contacts.length || start === 0; start += ADD_BATCH) {
-        const batch = contacts.slice(start, start + ADD_BATCH);
-        const args: string[] = [String(MAX_CONTACTS_PER_CAMPAIGN), ` ${ACCEPTS_CONTACTS.join(' ')} `];
-        for (const contact of batch) {
-          const record = newContactRecord(id, 0, contact, nowMs);
-          const named = Object.entries(contact.variables)
-            .filter(([name, value]) => value.trim() !== '' && !name.includes('\n'))
-            .map(([name]) => name);
-          args.push(contact.invalid === null ? contact.phone : '', JSON.stringify(record), named.join('\n'));
-        }
-        const out = (await addBatch(
-          client,
-          [
-            keys.meta,
-            keys.seq,
-            keys.contacts,
-            keys.phones,
-            keys.due,
-            keys.state('pending'),
-            keys.state('done'),
-            keys.outcomes,
-            keys.vars,
-          ],
-          args,
-        )) as string[];
-        if (out[0] === 'not_found' || out[0] === 'ended') {
-          if (start === 0) return { ok: false, reason: out[0] };
-          for (let i = start; i < contacts.length; i++) refused.push(i);
-          return { ok: true, added, duplicates, refused, refusedReason: 'ended' };
-        }
-        for (const [i, verdict] of out.entries()) {
-          if (verdict === 'dup') duplicates.push(start + i);
-          else if (verdict === 'full') refused.push(start + i);
-          else added += 1;
-        }
-        if (batch.length === 0) break;
-      }
-      return { ok: true, added, duplicates, refused, refusedReason: refused.length > 0 ? 'full' : null };
-    },
+    addContacts: (id, contacts, nowMs) => addContactsInBatches(ctx, id, contacts, nowMs),
 
     async getContact(id, seq) {
       const json = await rawContact(id, seq);
@@ -192,27 +127,7 @@ export function redisCampaignContacts(ctx: CampaignContext): CampaignContacts {
       };
     },
 
-    async contactTally(id) {
-      const keys = k(id);
-      const tx = client.multi();
-      for (const state of CONTACT_STATES) tx.zcard(keys.state(state));
-      tx.hgetall(keys.outcomes).hgetall(keys.vars);
-      const replies = (await tx.exec()) ?? [];
-      const tally = emptyTally();
-      let total = 0;
-      for (const [i, state] of CONTACT_STATES.entries()) {
-        tally.states[state] = Number(replies[i]?.[1] ?? 0);
-        total += tally.states[state];
-      }
-      const outcomes = (replies[CONTACT_STATES.length]?.[1] ?? {}) as Record<string, string>;
-      for (const [outcome, n] of Object.entries(outcomes)) {
-        if (outcome in tally.outcomes) tally.outcomes[outcome as keyof typeof tally.outcomes] = Number(n);
-      }
-      const variables = (replies[CONTACT_STATES.length + 1]?.[1] ?? {}) as Record<string, string>;
-      for (const [name, n] of Object.entries(variables)) tally.variables[name] = Number(n);
-      tally.callable = total - tally.outcomes.invalid;
-      return tally;
-    },
+    contactTally: (id) => readContactTally(ctx, id),
 
     async leaseDueContacts(id, { nowMs, limit, leaseMs }) {
       const keys = k(id);

@@ -1,40 +1,23 @@
-// A campaign's contacts in SQLite: adding them, paging and tallying them, and leasing the due ones
-// to the dialer.
+// A campaign's contacts in SQLite: paging and tallying them, and leasing the due ones to the dialer;
+// adding them is contact-upload.ts.
 import type { Database } from 'better-sqlite3';
 import type { ContactState } from '../campaign-records.js';
-import {
-  type AddContactsResult,
-  type CampaignContacts,
-  MAX_CONTACTS_PER_CAMPAIGN,
-} from '../campaign-store.js';
+import type { CampaignContacts } from '../campaign-store.js';
 import {
   closeOnContact,
   emptyTally,
   isWaiting,
-  newContactRecord,
   readContact,
   seqCursor,
   seqFromCursor,
-  ACCEPTS_CONTACTS,
   CANCELLED_NOTE,
 } from '../campaign-transitions.js';
 import type { CampaignRows, ContactRow } from './campaign-rows.js';
+import { sqliteContactUpload } from './contact-upload.js';
 
 export function sqliteCampaignContacts(db: Database, rows: CampaignRows): CampaignContacts {
-  const { readCampaign, readStoredContact, saveContact } = rows;
+  const { readStoredContact, saveContact } = rows;
   const q = {
-    setNextSeq: db.prepare('UPDATE campaigns SET next_seq = ? WHERE id = ?'),
-    phoneTaken: db.prepare<[string, string], { seq: number }>(
-      'SELECT seq FROM campaign_contacts WHERE campaign_id = ? AND phone_key = ?',
-    ),
-    insertContact: db.prepare(
-      `INSERT INTO campaign_contacts (campaign_id, seq, phone_key, state, due_at, outcome, record)
-       VALUES (@campaignId, @seq, @phoneKey, @state, @dueAt, @outcome, @record)`,
-    ),
-    countVariable: db.prepare(
-      `INSERT INTO campaign_variables (campaign_id, name, count) VALUES (?, ?, 1)
-       ON CONFLICT (campaign_id, name) DO UPDATE SET count = count + 1`,
-    ),
     listAll: db.prepare<[string, number, number], ContactRow>(
       'SELECT record FROM campaign_contacts WHERE campaign_id = ? AND seq > ? ORDER BY seq LIMIT ?',
     ),
@@ -65,46 +48,7 @@ export function sqliteCampaignContacts(db: Database, rows: CampaignRows): Campai
     ),
   };
 
-  const add = db.transaction(
-    (campaignId: string, contacts: Parameters<CampaignContacts['addContacts']>[1], nowMs: number) => {
-      const found = readCampaign(campaignId);
-      if (!found) return { ok: false, reason: 'not_found' } as const;
-      if (!ACCEPTS_CONTACTS.includes(found.record.state)) return { ok: false, reason: 'ended' } as const;
-      let seq = found.row.next_seq;
-      const duplicates: number[] = [];
-      const refused: number[] = [];
-      for (const [index, contact] of contacts.entries()) {
-        const phoneKey = contact.invalid === null ? contact.phone : null;
-        if (phoneKey !== null && q.phoneTaken.get(campaignId, phoneKey)) {
-          duplicates.push(index);
-          continue;
-        }
-        if (seq > MAX_CONTACTS_PER_CAMPAIGN) {
-          refused.push(index);
-          continue;
-        }
-        const record = newContactRecord(campaignId, seq, contact, nowMs);
-        q.insertContact.run({
-          campaignId,
-          seq,
-          phoneKey,
-          state: record.state,
-          dueAt: record.dueAtMs,
-          outcome: record.outcome,
-          record: JSON.stringify(record),
-        });
-        if (contact.invalid === null) {
-          for (const [name, value] of Object.entries(contact.variables)) {
-            if (value.trim() !== '') q.countVariable.run(campaignId, name);
-          }
-        }
-        seq += 1;
-      }
-      q.setNextSeq.run(seq, campaignId);
-      const refusedReason = refused.length > 0 ? ('full' as const) : null;
-      return { ok: true, added: seq - found.row.next_seq, duplicates, refused, refusedReason } as const;
-    },
-  );
+  const addContacts = sqliteContactUpload(db, rows);
 
   const lease = db.transaction((campaignId: string, nowMs: number, limit: number, leaseMs: number) => {
     const rows = q.due.all(campaignId, nowMs, nowMs, limit);
@@ -133,8 +77,8 @@ export function sqliteCampaignContacts(db: Database, rows: CampaignRows): Campai
   });
 
   return {
-    async addContacts(campaignId, contacts, nowMs): Promise<AddContactsResult> {
-      return add.immediate(campaignId, contacts, nowMs);
+    async addContacts(campaignId, contacts, nowMs) {
+      return addContacts(campaignId, contacts, nowMs);
     },
     async getContact(campaignId, seq) {
       return readStoredContact(campaignId, seq);
