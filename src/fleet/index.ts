@@ -7,12 +7,13 @@ import type { CallEventFeed, CallEventHub } from '../call/events.js';
 import type { LiveCalls } from '../call/live-call.js';
 import type { ForeignStream } from '../call/media-socket.js';
 import type { PendingStreams } from '../call/pending-streams.js';
-import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from '../call/prewarm.js';
+import type { PrewarmedAgent, PrewarmPool } from '../call/prewarm.js';
 import type { CallRegistry } from '../call/registry.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { DEFAULT_REDIS_KEY_PREFIX } from '../store/redis.js';
 import { fleetLiveCalls } from './fleet-calls.js';
+import { fleetInbox } from './inbox.js';
 import { DEFAULT_FLEET_TIMING, type FleetTiming, fleetKeys } from './keys.js';
 import { LiveDirectory } from './live-directory.js';
 import { type CallListening, fleetListening, localListening } from './listen.js';
@@ -58,6 +59,45 @@ export interface Fleet {
   close(): Promise<void>;
 }
 
+/** One instance alone: its own registry and event hub, no peer to tell or ask. */
+function localFleet(registry: CallRegistry, events: CallEventHub, local: LiveCalls): Fleet {
+  const live = new LiveFeed({
+    list: local.list,
+    refreshEveryMs: LIVE_REFRESH_MS,
+    coalesceMs: LIVE_COALESCE_MS,
+  });
+  const unwatchLocal = registry.watch(() => live.changed());
+  return {
+    calls: local,
+    live,
+    listening: localListening(registry),
+    feed: events,
+    releaseRemotePrewarm: () => {},
+    storeReachable: () => true,
+    readyPeer: () => null,
+    drain: async () => {},
+    close: async () => {
+      unwatchLocal();
+      live.close();
+    },
+  };
+}
+
+/** A call's events for observers here: from this instance's hub and, relayed, from its carrier's. */
+function fleetFeed(events: CallEventHub, relay: FleetRelay): CallEventFeed {
+  return {
+    subscribe(callSid, listener) {
+      const here = events.subscribe(callSid, listener);
+      const elsewhere = relay.followEvents(callSid, listener);
+      return () => {
+        here();
+        elsewhere();
+      };
+    },
+    following: (callSid) => relay.following(callSid),
+  };
+}
+
 export async function startFleet(deps: FleetDeps): Promise<Fleet> {
   const { config, registry, events } = deps;
   const local = localLiveCalls({
@@ -66,28 +106,7 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
     region: config.region,
     ...(deps.recording ? { recording: deps.recording } : {}),
   });
-  if (!config.redisUrl) {
-    const live = new LiveFeed({
-      list: local.list,
-      refreshEveryMs: LIVE_REFRESH_MS,
-      coalesceMs: LIVE_COALESCE_MS,
-    });
-    const unwatchLocal = registry.watch(() => live.changed());
-    return {
-      calls: local,
-      live,
-      listening: localListening(registry),
-      feed: events,
-      releaseRemotePrewarm: () => {},
-      storeReachable: () => true,
-      readyPeer: () => null,
-      drain: async () => {},
-      close: async () => {
-        unwatchLocal();
-        live.close();
-      },
-    };
-  }
+  if (!config.redisUrl) return localFleet(registry, events, local);
 
   const timing: FleetTiming = { ...DEFAULT_FLEET_TIMING, ...deps.timing };
   const keys = fleetKeys(config.redisKeyPrefix ?? DEFAULT_REDIS_KEY_PREFIX);
@@ -120,39 +139,14 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
     keys,
     instance: config.instanceId,
     logger,
-    async onMessage(message) {
-      switch (message.type) {
-        case 'release_prewarm': {
-          const key = prewarmKey(message.carrier, message.callSid);
-          deps.pending.settled(key);
-          const orphan = deps.prewarm.take(key);
-          if (orphan) {
-            orphan.close();
-            deps.metrics.prewarm.inc({ outcome: 'released' });
-            logger.info(
-              { carrier: message.carrier, callSid: message.callSid },
-              'released an agent pre-warmed for a stream that landed elsewhere',
-            );
-          }
-          return null;
-        }
-        case 'hangup': {
-          const outcome = await local.hangup(message.callSid);
-          return outcome.ok ? { ok: true } : { ok: false, reason: outcome.reason, message: outcome.message };
-        }
-        case 'transfer': {
-          const outcome = await local.transfer(message.callSid, message.target);
-          return outcome.ok ? { ok: true } : { ok: false, reason: outcome.reason, message: outcome.message };
-        }
-        case 'recording': {
-          const outcome = await local.recording(message.callSid, message.action);
-          return outcome.ok ? { ok: true } : { ok: false, reason: outcome.reason, message: outcome.message };
-        }
-        case 'listen':
-          listening.relayFrom(message.callSid);
-          return null;
-      }
-    },
+    onMessage: fleetInbox({
+      local,
+      prewarm: deps.prewarm,
+      pending: deps.pending,
+      metrics: deps.metrics,
+      relayListening: (callSid) => listening.relayFrom(callSid),
+      logger,
+    }),
   });
   try {
     await relay.start();
@@ -191,17 +185,7 @@ export async function startFleet(deps: FleetDeps): Promise<Fleet> {
       instance: config.instanceId,
       controlTimeoutMs: timing.controlTimeoutMs,
     }),
-    feed: {
-      subscribe(callSid, listener) {
-        const here = events.subscribe(callSid, listener);
-        const elsewhere = relay.followEvents(callSid, listener);
-        return () => {
-          here();
-          elsewhere();
-        };
-      },
-      following: (callSid) => relay.following(callSid),
-    },
+    feed: fleetFeed(events, relay),
     releaseRemotePrewarm(stream) {
       relay
         .tell(stream.instance, { type: 'release_prewarm', carrier: stream.carrier, callSid: stream.callSid })
