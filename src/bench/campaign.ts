@@ -7,12 +7,18 @@
 // voicemails included. Reports, as one JSON object: the pace achieved against the pace set and the
 // most dials in any one-second window (from the attempts' own start times), the most calls ever in flight against the cap (exactly, from the
 // attempts' start and end times), and the server's CPU time per dial.
-import { rmSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
-import { parseArgs } from 'node:util';
-import { spawnBenchServer } from './bench-server.js';
+import { writeFileSync } from 'node:fs';
 import { mostPerSecond } from '../store/pace.js';
-import { processCpu } from './proc-stats.js';
+import {
+  type BenchAdmin,
+  benchAdmin,
+  type BenchServer,
+  spawnBenchServer,
+  stopBenchServer,
+  waitForHealthz,
+} from './bench-server.js';
+import { parseBenchOptions, usageError } from './options.js';
+import { cpuSpentMs, machineSummary, processCpu } from './proc-stats.js';
 
 export const CAMPAIGN_BENCH_USAGE = `usage: callbridge bench campaign [--contacts N] [--cps N] [--concurrency N] [--mix quick|plan] [--out FILE]
 
@@ -78,28 +84,31 @@ export function worstWindow(startsMs: readonly number[]): number {
   return most;
 }
 
-export async function campaignBenchCommand(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        contacts: { type: 'string' },
-        cps: { type: 'string' },
-        concurrency: { type: 'string' },
-        mix: { type: 'string' },
-        out: { type: 'string' },
-        help: { type: 'boolean' },
-      },
-    }));
-  } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n${CAMPAIGN_BENCH_USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(CAMPAIGN_BENCH_USAGE);
-    return 0;
-  }
+const COMMAND = 'bench campaign';
+
+interface CampaignBenchOptions {
+  contacts: number;
+  cps: number;
+  cap: number;
+  mix: 'quick' | 'plan';
+  out: string | undefined;
+}
+
+/** The options, or the exit status of a usage error or of --help. */
+function campaignBenchOptions(args: string[]): CampaignBenchOptions | number {
+  const values = parseBenchOptions(
+    COMMAND,
+    args,
+    {
+      contacts: { type: 'string' },
+      cps: { type: 'string' },
+      concurrency: { type: 'string' },
+      mix: { type: 'string' },
+      out: { type: 'string' },
+    },
+    CAMPAIGN_BENCH_USAGE,
+  );
+  if (typeof values === 'number') return values;
   const contacts = Number(values.contacts ?? 1000);
   const cps = Number(values.cps ?? 20);
   const cap = Number(values.concurrency ?? 20);
@@ -108,119 +117,129 @@ export async function campaignBenchCommand(args: string[]): Promise<number> {
     !(contacts >= 1 && contacts <= 100_000 && cps > 0 && cps <= 100 && cap >= 1) ||
     (mix !== 'quick' && mix !== 'plan')
   ) {
-    process.stderr.write(CAMPAIGN_BENCH_USAGE);
-    return 2;
+    return usageError(COMMAND, CAMPAIGN_BENCH_USAGE);
   }
+  return { contacts, cps, cap, mix, out: values.out };
+}
 
-  const { server, base, dataDir } = await spawnBenchServer('campaign', {
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Every contact of the campaign, page by page. */
+async function allContacts(admin: BenchAdmin, id: string): Promise<ContactView[]> {
+  const all: ContactView[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = (await admin(
+      `/campaigns/${id}/contacts?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    )) as { contacts: ContactView[]; nextCursor: string | null };
+    all.push(...page.contacts);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+interface CampaignRun {
+  contacts: ContactView[];
+  wallMs: number;
+  cpuMs: number | null;
+  sampledMaxInFlight: number;
+}
+
+/** Creates the campaign, fills it, starts it and follows it to its end, timing the server's CPU. */
+async function runCampaign(
+  bench: BenchServer,
+  admin: BenchAdmin,
+  o: CampaignBenchOptions,
+): Promise<CampaignRun> {
+  const { server } = bench;
+  const created = await admin('/campaigns', {
+    name: 'bench',
+    pacing: { callsPerSecond: o.cps, maxConcurrent: o.cap },
+    retry: { maxAttempts: 1, delaySeconds: 0, on: ['busy'] },
+    amd: { mode: 'voicemail', voicemail: { text: 'This is a benchmark; no need to call back.' } },
+  });
+  const id = String(created.id);
+  await admin(
+    `/campaigns/${id}/contacts`,
+    `phone\n${benchPhones(o.contacts, o.mix).join('\n')}\n`,
+    'text/csv',
+  );
+  const cpuBefore = processCpu(server.pid!);
+  const startedAt = Date.now();
+  await admin(`/campaigns/${id}/start`, {});
+  let sampledMaxInFlight = 0;
+  for (;;) {
+    const view = await admin(`/campaigns/${id}`);
+    const progress = view.progress as { inFlight: number };
+    sampledMaxInFlight = Math.max(sampledMaxInFlight, progress.inFlight);
+    if (view.state === 'completed') break;
+    if (server.exitCode !== null) throw new Error('the server exited during the campaign');
+    await sleep(100);
+  }
+  const wallMs = Date.now() - startedAt;
+  const cpuMs = cpuSpentMs(cpuBefore, processCpu(server.pid!));
+  return { contacts: await allContacts(admin, id), wallMs, cpuMs, sampledMaxInFlight };
+}
+
+/** The pace achieved and held, the calls in flight against the cap, and the CPU per dial. */
+function campaignResult(o: CampaignBenchOptions, run: CampaignRun) {
+  const { contacts: all, wallMs, cpuMs } = run;
+  const intervals = all.flatMap((contact) =>
+    contact.attempts.map((a): [number, number] => [
+      Date.parse(a.startedAt!),
+      Date.parse(a.endedAt ?? a.startedAt!),
+    ]),
+  );
+  const starts = intervals.map(([start]) => start).sort((a, b) => a - b);
+  const spanS = (starts.at(-1)! - starts[0]!) / 1000;
+  const outcomes: Record<string, number> = {};
+  for (const contact of all)
+    outcomes[contact.outcome ?? 'none'] = (outcomes[contact.outcome ?? 'none'] ?? 0) + 1;
+  return {
+    contacts: o.contacts,
+    mix: o.mix,
+    dials: intervals.length,
+    outcomes,
+    pace: {
+      setCallsPerSecond: o.cps,
+      achievedCallsPerSecond: spanS > 0 ? Math.round(((intervals.length - 1) / spanS) * 100) / 100 : null,
+      ratio: spanS > 0 ? Math.round(((intervals.length - 1) / spanS / o.cps) * 1000) / 1000 : null,
+      /** The most dials begun within any one-second window: never above the pace. */
+      worstWindowDials: worstWindow(starts),
+      mostPerSecond: mostPerSecond(o.cps),
+    },
+    inFlight: { cap: o.cap, maxExact: maxOverlap(intervals), maxSampled: run.sampledMaxInFlight },
+    wallSeconds: Math.round(wallMs / 100) / 10,
+    serverCpu: {
+      ms: cpuMs,
+      msPerDial: cpuMs === null ? null : Math.round((cpuMs / intervals.length) * 100) / 100,
+      percentOfOneCore: cpuMs === null ? null : Math.round((cpuMs / wallMs) * 1000) / 10,
+    },
+    machine: machineSummary(),
+    date: new Date().toISOString(),
+  };
+}
+
+export async function campaignBenchCommand(args: string[]): Promise<number> {
+  const options = campaignBenchOptions(args);
+  if (typeof options === 'number') return options;
+  const bench = await spawnBenchServer('campaign', {
     ADMIN_TOKEN: TOKEN,
     SIM_CALLEE_SPEEDUP: '1000',
   });
-  const admin = async (path: string, body?: unknown, type = 'application/json') => {
-    const res = await fetch(`${base}/v1${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': type }) },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
-    if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
-    return res.json() as Promise<Record<string, unknown>>;
-  };
   try {
-    const ready = Date.now() + 20_000;
-    for (;;) {
-      if (server.exitCode !== null) throw new Error('the server exited at start');
-      const ok = await fetch(`${base}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      if (Date.now() > ready) throw new Error('the server did not become healthy');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const created = await admin('/campaigns', {
-      name: 'bench',
-      pacing: { callsPerSecond: cps, maxConcurrent: cap },
-      retry: { maxAttempts: 1, delaySeconds: 0, on: ['busy'] },
-      amd: { mode: 'voicemail', voicemail: { text: 'This is a benchmark; no need to call back.' } },
-    });
-    const id = String(created.id);
-    await admin(`/campaigns/${id}/contacts`, `phone\n${benchPhones(contacts, mix).join('\n')}\n`, 'text/csv');
-    const cpuBefore = processCpu(server.pid!);
-    const startedAt = Date.now();
-    await admin(`/campaigns/${id}/start`, {});
-    let sampledMaxInFlight = 0;
-    for (;;) {
-      const view = await admin(`/campaigns/${id}`);
-      const progress = view.progress as { inFlight: number };
-      sampledMaxInFlight = Math.max(sampledMaxInFlight, progress.inFlight);
-      if (view.state === 'completed') break;
-      if (server.exitCode !== null) throw new Error('the server exited during the campaign');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const wallMs = Date.now() - startedAt;
-    const cpuAfter = processCpu(server.pid!);
-
-    const all: ContactView[] = [];
-    let cursor: string | null = null;
-    do {
-      const page = (await admin(
-        `/campaigns/${id}/contacts?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      )) as { contacts: ContactView[]; nextCursor: string | null };
-      all.push(...page.contacts);
-      cursor = page.nextCursor;
-    } while (cursor);
-    const intervals = all.flatMap((contact) =>
-      contact.attempts.map((a): [number, number] => [
-        Date.parse(a.startedAt!),
-        Date.parse(a.endedAt ?? a.startedAt!),
-      ]),
-    );
-    const starts = intervals.map(([start]) => start).sort((a, b) => a - b);
-    const spanS = (starts.at(-1)! - starts[0]!) / 1000;
-    const outcomes: Record<string, number> = {};
-    for (const contact of all)
-      outcomes[contact.outcome ?? 'none'] = (outcomes[contact.outcome ?? 'none'] ?? 0) + 1;
-    const cpuMs =
-      cpuBefore && cpuAfter
-        ? cpuAfter.userMs + cpuAfter.systemMs - cpuBefore.userMs - cpuBefore.systemMs
-        : null;
-    const result = {
-      contacts,
-      mix,
-      dials: intervals.length,
-      outcomes,
-      pace: {
-        setCallsPerSecond: cps,
-        achievedCallsPerSecond: spanS > 0 ? Math.round(((intervals.length - 1) / spanS) * 100) / 100 : null,
-        ratio: spanS > 0 ? Math.round(((intervals.length - 1) / spanS / cps) * 1000) / 1000 : null,
-        /** The most dials begun within any one-second window: never above the pace. */
-        worstWindowDials: worstWindow(starts),
-        mostPerSecond: mostPerSecond(cps),
-      },
-      inFlight: { cap, maxExact: maxOverlap(intervals), maxSampled: sampledMaxInFlight },
-      wallSeconds: Math.round(wallMs / 100) / 10,
-      serverCpu: {
-        ms: cpuMs,
-        msPerDial: cpuMs === null ? null : Math.round((cpuMs / intervals.length) * 100) / 100,
-        percentOfOneCore: cpuMs === null ? null : Math.round((cpuMs / wallMs) * 1000) / 10,
-      },
-      machine: { cores: cpus().length, memoryMB: Math.round(totalmem() / 2 ** 20), node: process.version },
-      date: new Date().toISOString(),
-    };
+    await waitForHealthz(bench);
+    const result = campaignResult(options, await runCampaign(bench, benchAdmin(bench.base, TOKEN), options));
     const text = `${JSON.stringify(result, null, 2)}\n`;
     process.stdout.write(text);
-    if (values.out) writeFileSync(values.out, text);
-    const held = result.inFlight.maxExact <= cap && result.pace.worstWindowDials <= result.pace.mostPerSecond;
+    if (options.out) writeFileSync(options.out, text);
+    const held =
+      result.inFlight.maxExact <= options.cap && result.pace.worstWindowDials <= result.pace.mostPerSecond;
     return held ? 0 : 1;
   } catch (err) {
     process.stderr.write(`callbridge bench campaign: ${(err as Error).message}\n`);
     return 1;
   } finally {
-    if (server.exitCode === null && server.signalCode === null) {
-      const exited = new Promise((resolve) => server.once('exit', resolve));
-      server.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dataDir, { recursive: true, force: true });
+    await stopBenchServer(bench);
   }
 }

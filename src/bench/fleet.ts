@@ -18,7 +18,7 @@ import { Redis } from 'ioredis';
 import WebSocket, { WebSocketServer } from 'ws';
 import { startBalancer } from './fleet-balancer.js';
 import { type BenchProcess, startProcess, stopProcess } from './processes.js';
-import { processCpu } from './proc-stats.js';
+import { cpuSpentMs, processCpu } from './proc-stats.js';
 import { type LatencySummary, Samples } from './samples.js';
 
 const FRAME_BYTES = 160;
@@ -240,10 +240,7 @@ async function run(
     const used = sum('callbridge_stream_prewarm_total', 'outcome="used"');
     const other = sum('callbridge_stream_prewarm_total', 'outcome="other_instance"');
     const none = sum('callbridge_stream_prewarm_total', 'outcome="none"');
-    const cpuMs = cpuAfter.reduce((n, after, i) => {
-      const before = cpuBefore[i];
-      return after && before ? n + after.userMs + after.systemMs - before.userMs - before.systemMs : n;
-    }, 0);
+    const cpuMs = cpuAfter.reduce((n, after, i) => n + (cpuSpentMs(cpuBefore[i] ?? null, after) ?? 0), 0);
     return {
       instances,
       routing,

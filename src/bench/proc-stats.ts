@@ -2,6 +2,7 @@
 // bench's processes are not all Node children with an IPC channel: the server is `node dist/main.js`
 // as deployed). Elsewhere the readers return null and the bench reports the figures as null.
 import { readFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 
 /** USER_HZ: the unit of /proc CPU times; 100 on every mainstream Linux build. */
 const TICKS_PER_SECOND = 100;
@@ -57,4 +58,14 @@ export function machineCpu(): MachineCpu | null {
   const total = values.slice(0, 8).reduce((sum, v) => sum + v, 0);
   const idle = (values[3] ?? 0) + (values[4] ?? 0);
   return { busy: total - idle, total };
+}
+
+/** CPU time (user and kernel) a process used between two readings, in ms; null when either is missing. */
+export function cpuSpentMs(before: ProcessCpu | null, after: ProcessCpu | null): number | null {
+  return before && after ? after.userMs + after.systemMs - before.userMs - before.systemMs : null;
+}
+
+/** The machine a result was measured on, as the bench sub-commands report it. */
+export function machineSummary(): { cores: number; memoryMB: number; node: string } {
+  return { cores: cpus().length, memoryMB: Math.round(totalmem() / 2 ** 20), node: process.version };
 }

@@ -5,11 +5,11 @@
 // longest stall a live call's audio would have seen. Reports, as one JSON object, each upload's time
 // and the health checks' latency during it, beside their latency with no upload (the machine's own
 // floor); exit 1 when a health check during an upload took longer than the budget.
-import { rmSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
-import { parseArgs } from 'node:util';
+import { writeFileSync } from 'node:fs';
+import { benchAdmin, spawnBenchServer, stopBenchServer, waitForHealthz } from './bench-server.js';
 import { benchPhones } from './campaign.js';
-import { spawnBenchServer } from './bench-server.js';
+import { parseBenchOptions, usageError } from './options.js';
+import { machineSummary } from './proc-stats.js';
 import { type LatencySummary, Samples } from './samples.js';
 
 export const UPLOAD_BENCH_USAGE = `usage: callbridge bench upload [--mb N] [--budget-ms MS] [--out FILE]
@@ -54,45 +54,25 @@ async function probeWhile(base: string, done: Promise<unknown>): Promise<Latency
   return samples.summary();
 }
 
+const COMMAND = 'bench upload';
+
 export async function uploadBenchCommand(args: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        mb: { type: 'string' },
-        'budget-ms': { type: 'string' },
-        out: { type: 'string' },
-        help: { type: 'boolean' },
-      },
-    }));
-  } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n${UPLOAD_BENCH_USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(UPLOAD_BENCH_USAGE);
-    return 0;
-  }
+  const values = parseBenchOptions(
+    COMMAND,
+    args,
+    { mb: { type: 'string' }, 'budget-ms': { type: 'string' }, out: { type: 'string' } },
+    UPLOAD_BENCH_USAGE,
+  );
+  if (typeof values === 'number') return values;
   const mb = Number(values.mb ?? 10);
   const budgetMs = Number(values['budget-ms'] ?? 100);
-  if (!(mb >= 1 && mb <= 15 && budgetMs > 0)) {
-    process.stderr.write(UPLOAD_BENCH_USAGE);
-    return 2;
-  }
+  if (!(mb >= 1 && mb <= 15 && budgetMs > 0)) return usageError(COMMAND, UPLOAD_BENCH_USAGE);
 
-  const { server, base, dataDir } = await spawnBenchServer('upload', {
+  const bench = await spawnBenchServer('upload', {
     ADMIN_TOKEN: TOKEN,
   });
-  const admin = async (path: string, body: string, type: string) => {
-    const res = await fetch(`${base}/v1${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': type },
-      body,
-    });
-    if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
-    return res.json() as Promise<Record<string, unknown>>;
-  };
+  const { base } = bench;
+  const admin = benchAdmin(base, TOKEN);
   const measure = async (path: string, csv: string): Promise<UploadResult> => {
     const started = performance.now();
     const upload = admin(path, csv, 'text/csv');
@@ -100,24 +80,12 @@ export async function uploadBenchCommand(args: string[]): Promise<number> {
     return { bytes: Buffer.byteLength(csv), uploadMs: Math.round(performance.now() - started), healthz };
   };
   try {
-    const ready = Date.now() + 20_000;
-    for (;;) {
-      if (server.exitCode !== null) throw new Error('the server exited at start');
-      if (
-        await fetch(`${base}/healthz`).then(
-          (r) => r.ok,
-          () => false,
-        )
-      )
-        break;
-      if (Date.now() > ready) throw new Error('the server did not become healthy');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitForHealthz(bench);
     // The same probes with nothing to do: on a shared machine the floor is not zero.
     const idle = await probeWhile(base, new Promise((resolve) => setTimeout(resolve, IDLE_PROBE_MS)));
     const bytes = mb * 1024 * 1024;
     const phones = benchPhones(ROWS, 'plan');
-    const created = await admin('/campaigns', JSON.stringify({ name: 'bench upload' }), 'application/json');
+    const created = await admin('/campaigns', { name: 'bench upload' });
     const contacts = await measure(`/campaigns/${String(created.id)}/contacts`, uploadCsv(phones, bytes));
     const doNotCall = await measure('/dnc', uploadCsv(phones, bytes));
     const slowest = Math.max(contacts.healthz.max ?? 0, doNotCall.healthz.max ?? 0);
@@ -128,7 +96,7 @@ export async function uploadBenchCommand(args: string[]): Promise<number> {
       contacts,
       doNotCall,
       withinBudget: slowest <= budgetMs,
-      machine: { cores: cpus().length, memoryMB: Math.round(totalmem() / 2 ** 20), node: process.version },
+      machine: machineSummary(),
       date: new Date().toISOString(),
     };
     const text = `${JSON.stringify(result, null, 2)}\n`;
@@ -139,11 +107,6 @@ export async function uploadBenchCommand(args: string[]): Promise<number> {
     process.stderr.write(`callbridge bench upload: ${(err as Error).message}\n`);
     return 1;
   } finally {
-    if (server.exitCode === null && server.signalCode === null) {
-      const exited = new Promise((resolve) => server.once('exit', resolve));
-      server.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dataDir, { recursive: true, force: true });
+    await stopBenchServer(bench);
   }
 }
