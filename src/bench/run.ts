@@ -237,6 +237,53 @@ async function sampleWindow(plan: Plan, procs: WindowProcesses): Promise<WindowS
   return stats;
 }
 
+/** The target under load: the callbridge server (`dist/main.js`, healthy) or the baseline relay (ready). */
+async function startTarget(
+  target: Target,
+  opts: RunOptions,
+  children: ChildSet,
+  agentUrl: string,
+  dataDir: string,
+): Promise<{ server: BenchChild; serverUrl: string }> {
+  if (target === 'baseline') {
+    const server = children.fork('baseline relay', entry('bench/baseline-relay.js'), [
+      agentUrl,
+      AGENT_API_KEY,
+    ]);
+    const { port } = await server.waitFor('ready', READY_TIMEOUT_MS);
+    return { server, serverUrl: `http://127.0.0.1:${port}` };
+  }
+  const port = await freePort();
+  const serverUrl = `http://127.0.0.1:${port}`;
+  const nodeArgs = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [];
+  if (opts.cpuProfDir) mkdirSync(opts.cpuProfDir, { recursive: true });
+  const server = children.spawn('callbridge server', process.execPath, [...nodeArgs, entry('main.js')], {
+    cwd: ROOT,
+    // Only what the bench sets: nothing from the shell (REDIS_URL, carrier credentials) changes the run.
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? tmpdir(),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_URL: serverUrl,
+      STREAM_TOKEN_SECRET: BENCH_STREAM_TOKEN_SECRET,
+      AGENT_URL: agentUrl,
+      AGENT_API_KEY,
+      AGENT_PREWARM: String(AGENT_PREWARM),
+      LOG_LEVEL: 'warn',
+      MAX_CALLS: '1000000',
+      DATA_DIR: dataDir,
+      CONFIG_DIR: opts.record
+        ? recordedConfigDir(join(ROOT, 'config'), join(dataDir, 'config'))
+        : join(ROOT, 'config'),
+      ...(opts.record ? { RECORDING_STORE: 'file' } : {}),
+      DRAIN_TIMEOUT_MS: '5000',
+    },
+  });
+  await waitHealthy(server, serverUrl);
+  return { server, serverUrl };
+}
+
 export async function runTarget(target: Target, opts: RunOptions): Promise<TargetResult> {
   const children = new ChildSet();
   const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-bench-'));
@@ -247,42 +294,7 @@ export async function runTarget(target: Target, opts: RunOptions): Promise<Targe
     const { port: agentPort } = await agent.waitFor('ready', READY_TIMEOUT_MS);
     const agentUrl = `ws://127.0.0.1:${agentPort}`;
 
-    let server: BenchChild;
-    let serverUrl: string;
-    if (target === 'callbridge') {
-      const port = await freePort();
-      serverUrl = `http://127.0.0.1:${port}`;
-      const nodeArgs = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [];
-      if (opts.cpuProfDir) mkdirSync(opts.cpuProfDir, { recursive: true });
-      server = children.spawn('callbridge server', process.execPath, [...nodeArgs, entry('main.js')], {
-        cwd: ROOT,
-        // Only what the bench sets: nothing from the shell (REDIS_URL, carrier credentials) changes the run.
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? tmpdir(),
-          HOST: '127.0.0.1',
-          PORT: String(port),
-          PUBLIC_URL: serverUrl,
-          STREAM_TOKEN_SECRET: BENCH_STREAM_TOKEN_SECRET,
-          AGENT_URL: agentUrl,
-          AGENT_API_KEY,
-          AGENT_PREWARM: String(AGENT_PREWARM),
-          LOG_LEVEL: 'warn',
-          MAX_CALLS: '1000000',
-          DATA_DIR: dataDir,
-          CONFIG_DIR: opts.record
-            ? recordedConfigDir(join(ROOT, 'config'), join(dataDir, 'config'))
-            : join(ROOT, 'config'),
-          ...(opts.record ? { RECORDING_STORE: 'file' } : {}),
-          DRAIN_TIMEOUT_MS: '5000',
-        },
-      });
-      await waitHealthy(server, serverUrl);
-    } else {
-      server = children.fork('baseline relay', entry('bench/baseline-relay.js'), [agentUrl, AGENT_API_KEY]);
-      const { port } = await server.waitFor('ready', READY_TIMEOUT_MS);
-      serverUrl = `http://127.0.0.1:${port}`;
-    }
+    const { server, serverUrl } = await startTarget(target, opts, children, agentUrl, dataDir);
 
     const carrier = children.fork('load carrier', entry('bench/load-carrier.js'));
     await carrier.waitFor('ready', READY_TIMEOUT_MS);

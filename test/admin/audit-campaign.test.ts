@@ -2,6 +2,7 @@
 // under the operator's key; and the calls history filters the console uses reach the store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/store/call-record.js';
+import { callRecordFixture } from '../helpers/call-record.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { QuickCarrier } from '../outbound/quick-carrier.js';
 import { ADMIN_TOKEN, call, createKey, ENV } from './access-helpers.js';
@@ -45,26 +46,8 @@ describe('audit of a campaign lifecycle', () => {
 });
 
 describe('GET /v1/calls filters', () => {
-  const record = (callSid: string, extra: Partial<CallRecord>): CallRecord => ({
-    callSid,
-    streamSid: `MZ-${callSid}`,
-    carrier: 'twilio',
-    direction: 'inbound',
-    from: '+12125550100',
-    to: '+12125550101',
-    profile: 'support',
-    startedAt: new Date(Date.now() - 60_000).toISOString(),
-    endedAt: new Date().toISOString(),
-    durationMs: 60_000,
-    endReason: 'caller_hangup',
-    outcome: 'completed',
-    bargeIns: 0,
-    turns: [],
-    functionCalls: [],
-    latency: { firstAudioMs: null, agentConnectMs: null, agentReportedMs: [], perceivedMs: [] },
-    prewarmed: false,
-    ...extra,
-  });
+  const record = (callSid: string, extra: Partial<CallRecord>): CallRecord =>
+    callRecordFixture(callSid, { from: '+12125550100', to: '+12125550101', durationMs: 60_000, ...extra });
 
   it('filters by direction, carrier, profile, campaign and number, and refuses malformed ones', async () => {
     await server.store.saveCallRecord(record('CA-f1', {}));

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/store/call-record.js';
+import { callRecordFixture } from '../helpers/call-record.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0001';
@@ -27,26 +28,13 @@ async function start(env: Record<string, string> = ENV): Promise<TestServer> {
 }
 
 function callRecord(callSid: string, startedMs: number, extra: Partial<CallRecord> = {}): CallRecord {
-  return {
-    callSid,
-    streamSid: `MZ-${callSid}`,
-    carrier: 'twilio',
-    direction: 'inbound',
-    from: '+15550100001',
-    to: '+15550100002',
-    profile: 'support',
-    startedAt: new Date(startedMs).toISOString(),
-    endedAt: new Date(startedMs + 30_000).toISOString(),
+  return callRecordFixture(callSid, {
+    startedMs,
     durationMs: 30_000,
-    endReason: 'caller_hangup',
-    outcome: 'completed',
-    bargeIns: 0,
     turns: [{ role: 'user', content: 'hello', interrupted: false, atMs: 900 }],
-    functionCalls: [],
     latency: { firstAudioMs: 700, agentConnectMs: 120, agentReportedMs: [400], perceivedMs: [650] },
-    prewarmed: false,
     ...extra,
-  };
+  });
 }
 
 async function get(server: TestServer, path: string, token: string | null = ADMIN_TOKEN) {

@@ -2,6 +2,7 @@
 // fast fake carrier: every route, every malformed body, row and parameter, and the lifecycle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
+import { callRecordFixture } from '../helpers/call-record.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { QuickCarrier } from '../outbound/quick-carrier.js';
 
@@ -425,34 +426,26 @@ describe('GET /v1/campaigns/:id/results.csv', () => {
       contacts: Array<{ phone: string; attempts: Array<{ callSid: string | null }> }>;
     };
     const analysedSid = contacts.contacts.find((c) => c.phone === '+12125550100')!.attempts[0]!.callSid!;
-    await server.store.saveCallRecord({
-      callSid: analysedSid,
-      streamSid: 'MZ1',
-      carrier: 'twilio',
-      direction: 'outbound',
-      from: '+15550100',
-      to: '+12125550100',
-      profile: 'default',
-      startedAt: new Date().toISOString(),
-      endedAt: new Date().toISOString(),
-      durationMs: 20_000,
-      endReason: 'end_call',
-      outcome: 'completed',
-      bargeIns: 0,
-      turns: [],
-      functionCalls: [],
-      latency: { firstAudioMs: null, agentConnectMs: null, agentReportedMs: [], perceivedMs: [] },
-      prewarmed: false,
-      analysis: {
-        outcome: 'ok',
-        summary: 'The caller renewed.',
-        sentiment: 'positive',
-        topics: ['renewal', 'pricing'],
-        intents: ['=renew'],
-        attempts: 1,
-        at: new Date().toISOString(),
-      },
-    });
+    await server.store.saveCallRecord(
+      callRecordFixture(analysedSid, {
+        streamSid: 'MZ1',
+        direction: 'outbound',
+        from: '+15550100',
+        to: '+12125550100',
+        profile: 'default',
+        durationMs: 20_000,
+        endReason: 'end_call',
+        analysis: {
+          outcome: 'ok',
+          summary: 'The caller renewed.',
+          sentiment: 'positive',
+          topics: ['renewal', 'pricing'],
+          intents: ['=renew'],
+          attempts: 1,
+          at: new Date().toISOString(),
+        },
+      }),
+    );
     const answer = await fetch(`${server.baseUrl}/v1/campaigns/${id}/results.csv`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });

@@ -5,7 +5,7 @@
 import { get as httpGet } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { wavHeader } from '../../src/recording/wav-header.js';
-import type { CallRecord } from '../../src/store/call-record.js';
+import { callRecordFixture } from '../helpers/call-record.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { readStereoWav } from '../helpers/wav-stereo.js';
 
@@ -120,26 +120,9 @@ describe('GET /v1/calls/:callSid/recording', () => {
 describe('DELETE /v1/calls/:callSid/recording', () => {
   it('removes the recording (204), marks the record, then knows it no more (404)', async () => {
     await storeRecording('CA-del', samples(400));
-    const record = {
-      callSid: 'CA-del',
-      streamSid: 'MZ-del',
-      carrier: 'twilio',
-      direction: 'inbound',
-      from: '+15550100001',
-      to: '+15550100002',
-      profile: 'support',
-      startedAt: new Date().toISOString(),
-      endedAt: new Date().toISOString(),
-      durationMs: 1000,
-      endReason: 'caller_hangup',
-      outcome: 'completed',
-      bargeIns: 0,
-      turns: [],
-      functionCalls: [],
-      latency: { firstAudioMs: null, agentConnectMs: null, agentReportedMs: [], perceivedMs: [] },
-      prewarmed: false,
+    const record = callRecordFixture('CA-del', {
       recording: { state: 'ready', durationMs: 12, bytes: 444, pauses: [] },
-    } satisfies CallRecord;
+    });
     await server.store.saveCallRecord(record);
     const del = () =>
       fetch(`${server.baseUrl}/v1/calls/CA-del/recording`, { method: 'DELETE', headers: AUTH });

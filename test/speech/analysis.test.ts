@@ -12,6 +12,7 @@ import { type LocalAgent, startLocalAgent } from '../../src/sim/agent/server.js'
 import { AnalysisService, type AnalysisLimits } from '../../src/speech/analysis.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
+import { callRecordFixture } from '../helpers/call-record.js';
 import { type FakeSpeech, startFakeSpeech } from '../helpers/fake-speech.js';
 
 const OK_ANSWER = {
@@ -33,26 +34,7 @@ const TURNS: CallRecord['turns'] = [
 ];
 
 function record(callSid: string, extra: Partial<CallRecord> = {}): CallRecord {
-  return {
-    callSid,
-    streamSid: `MZ-${callSid}`,
-    carrier: 'twilio',
-    direction: 'inbound',
-    from: '+15550100001',
-    to: '+15550100002',
-    profile: 'default',
-    startedAt: new Date(Date.now() - 60_000).toISOString(),
-    endedAt: new Date().toISOString(),
-    durationMs: 60_000,
-    endReason: 'caller_hangup',
-    outcome: 'completed',
-    bargeIns: 0,
-    turns: TURNS,
-    functionCalls: [],
-    latency: { firstAudioMs: null, agentConnectMs: null, agentReportedMs: [], perceivedMs: [] },
-    prewarmed: false,
-    ...extra,
-  };
+  return callRecordFixture(callSid, { profile: 'default', durationMs: 60_000, turns: TURNS, ...extra });
 }
 
 let dir: string;

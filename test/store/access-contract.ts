@@ -5,6 +5,7 @@ import type { ApiKeyRecord, SessionRecord } from '../../src/store/access.js';
 import type { CallRecord } from '../../src/store/call-record.js';
 import type { Store } from '../../src/store/store.js';
 import type { StoreHarness } from './contract.js';
+import { callRecordFixture } from '../helpers/call-record.js';
 
 function apiKey(id: string, createdAtMs: number, extra: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return { id, name: `key ${id}`, role: 'operator', secretHash: 'a'.repeat(64), createdAtMs, ...extra };
@@ -15,27 +16,7 @@ function session(id: string, keyId: string | null, expiresAtMs: number): Session
 }
 
 function call(callSid: string, minutesAgo: number, extra: Partial<CallRecord> = {}): CallRecord {
-  const startedMs = Date.now() - minutesAgo * 60_000;
-  return {
-    callSid,
-    streamSid: `MZ-${callSid}`,
-    carrier: 'twilio',
-    direction: 'inbound',
-    from: '+15550100001',
-    to: '+15550100002',
-    profile: 'support',
-    startedAt: new Date(startedMs).toISOString(),
-    endedAt: new Date(startedMs + 1_000).toISOString(),
-    durationMs: 1_000,
-    endReason: 'caller_hangup',
-    outcome: 'completed',
-    bargeIns: 0,
-    turns: [],
-    functionCalls: [],
-    latency: { firstAudioMs: null, agentConnectMs: null, agentReportedMs: [], perceivedMs: [] },
-    prewarmed: false,
-    ...extra,
-  };
+  return callRecordFixture(callSid, { startedMs: Date.now() - minutesAgo * 60_000, ...extra });
 }
 
 export function accessStoreContract(name: string, harness: () => Promise<StoreHarness>): void {

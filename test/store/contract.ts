@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/store/call-record.js';
 import { CLOCK_SKEW_ALLOWANCE_MS, type StoreLimits } from '../../src/store/limits.js';
 import type { Store } from '../../src/store/store.js';
+import { callRecordFixture } from '../helpers/call-record.js';
 
 export interface StoreHarness {
   /** A store over the shared state, with `limits` over the defaults; every one opened is closed by the suite. */
@@ -22,19 +23,9 @@ const DAY_MS = 24 * 60 * 60_000;
 
 /** A call that ended normally, started `startedMs` (an hour ago unless given), with every field set. */
 function callRecord(callSid: string, startedMs = Date.now() - 60 * 60_000, extra: Partial<CallRecord> = {}) {
-  const record: CallRecord = {
-    callSid,
-    streamSid: `MZ-${callSid}`,
-    carrier: 'twilio',
-    direction: 'inbound',
-    from: '+15550100001',
-    to: '+15550100002',
-    profile: 'support',
-    startedAt: new Date(startedMs).toISOString(),
-    endedAt: new Date(startedMs + 42_000).toISOString(),
+  return callRecordFixture(callSid, {
+    startedMs,
     durationMs: 42_000,
-    endReason: 'caller_hangup',
-    outcome: 'completed',
     bargeIns: 1,
     turns: [
       { role: 'user', content: 'café 🚀 "quoted" \\ end', interrupted: false, atMs: 1_200 },
@@ -53,8 +44,8 @@ function callRecord(callSid: string, startedMs = Date.now() - 60 * 60_000, extra
     ],
     latency: { firstAudioMs: 640, agentConnectMs: null, agentReportedMs: [410, 388.5], perceivedMs: [] },
     prewarmed: true,
-  };
-  return { ...record, ...extra };
+    ...extra,
+  });
 }
 export function storeContract(name: string, harness: () => Promise<StoreHarness>): void {
   describe(`${name} store contract`, () => {

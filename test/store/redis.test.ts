@@ -16,6 +16,7 @@ import type { Store } from '../../src/store/store.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { REDIS_SERVER, type RedisServer, startRedisServer } from '../helpers/redis-server.js';
 import { campaignRecord, newContact } from '../outbound/fixtures.js';
+import { callRecordFixture } from '../helpers/call-record.js';
 import { accessStoreContract } from './access-contract.js';
 import { campaignStoreContract } from './campaign-contract.js';
 import { storeContract } from './contract.js';
@@ -27,25 +28,7 @@ if (!REDIS_SERVER) console.warn('skipping the cluster-mode Redis store suite: re
 const newPrefix = () => `callbridge-test:${randomUUID()}:`;
 
 function record(callSid: string, startedMs: number): CallRecord {
-  return {
-    callSid,
-    streamSid: `MZ-${callSid}`,
-    carrier: 'twilio',
-    direction: 'inbound',
-    from: '+15550100001',
-    to: '+15550100002',
-    profile: 'support',
-    startedAt: new Date(startedMs).toISOString(),
-    endedAt: new Date(startedMs + 1_000).toISOString(),
-    durationMs: 1_000,
-    endReason: 'caller_hangup',
-    outcome: 'completed',
-    bargeIns: 0,
-    turns: [],
-    functionCalls: [],
-    latency: { firstAudioMs: null, agentConnectMs: null, agentReportedMs: [], perceivedMs: [] },
-    prewarmed: false,
-  };
+  return callRecordFixture(callSid, { startedMs });
 }
 
 /** One of everything the store writes: claims, keys, counters, queue states, records, verifications. */

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/store/call-record.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { AnalysisService } from '../../src/speech/analysis.js';
+import { callRecordFixture } from '../helpers/call-record.js';
 import { type FakeSpeech, startFakeSpeech } from '../helpers/fake-speech.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { type FakeOperatorGateway, hmacOf, startFakeOperatorGateway, waitUntil } from './helpers.js';
@@ -25,28 +26,19 @@ afterEach(async () => {
   server = operator = speech = analysis = undefined;
 });
 
-const RECORD: CallRecord = {
-  callSid: 'CA0000000000000000000000000000aa01',
+const RECORD: CallRecord = callRecordFixture('CA0000000000000000000000000000aa01', {
   streamSid: 'MZ1',
-  carrier: 'twilio',
   direction: 'outbound',
-  from: '+15550100001',
-  to: '+15550100002',
   profile: 'default',
-  startedAt: new Date(Date.now() - 30_000).toISOString(),
-  endedAt: new Date().toISOString(),
   durationMs: 30_000,
   endReason: 'end_call',
-  outcome: 'completed',
-  bargeIns: 0,
   turns: [
     { role: 'assistant', content: 'Hello, this is Example Dental.', interrupted: false, atMs: 100 },
     { role: 'user', content: 'I want to renew my plan.', interrupted: false, atMs: 2_000 },
   ],
-  functionCalls: [],
   latency: { firstAudioMs: 400, agentConnectMs: 300, agentReportedMs: [], perceivedMs: [] },
   prewarmed: true,
-};
+});
 
 async function start() {
   operator = await startFakeOperatorGateway();
