@@ -9,6 +9,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { LiveCall } from '../call/live-call.js';
+import { CoalescedRun } from './coalesced-run.js';
 import {
   type FleetKeys,
   type FleetTiming,
@@ -36,8 +37,7 @@ export class LiveDirectory {
   #timer: ReturnType<typeof setInterval> | null = null;
   /** Whether the last write reached Redis: the fleet's view of whether the shared store answers. */
   #healthy = true;
-  #writing: Promise<void> | null = null;
-  #again = false;
+  readonly #writes = new CoalescedRun(() => this.#write());
   /** Peers whose last beat, within an entry's lifetime, said they were ready. */
   #readyPeers: string[] = [];
   #nextPeer = 0;
@@ -63,18 +63,7 @@ export class LiveDirectory {
    * flight runs right after it, with the calls as they are then.
    */
   beat(): Promise<void> {
-    if (this.#writing) {
-      this.#again = true;
-      return this.#writing;
-    }
-    this.#writing = this.#write().finally(() => {
-      this.#writing = null;
-      if (this.#again) {
-        this.#again = false;
-        void this.beat();
-      }
-    });
-    return this.#writing;
+    return this.#writes.run();
   }
 
   async #write(): Promise<void> {
@@ -146,7 +135,7 @@ export class LiveDirectory {
   async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-    await this.#writing;
+    await this.#writes.inFlight;
     const { redis, keys, instance } = this.#deps;
     await redis.del(keys.liveCalls(instance)).catch(() => {});
     await redis.zrem(keys.ready, instance).catch(() => {});

@@ -4,6 +4,7 @@
 // the fleet (one pub/sub message per change) or by the heartbeat, and coalesced: the cost is per
 // instance, never per open console.
 import type { LiveCall } from '../call/live-call.js';
+import { CoalescedRun } from './coalesced-run.js';
 
 export type LiveFeedEvent =
   | { type: 'started'; call: LiveCall }
@@ -29,8 +30,7 @@ export class LiveFeed {
   #calls = new Map<string, { call: LiveCall; json: string }>();
   #timer: NodeJS.Timeout | null = null;
   #pending: NodeJS.Timeout | null = null;
-  #reading: Promise<void> | null = null;
-  #again = false;
+  readonly #reader = new CoalescedRun(() => this.#readOnce());
   #reads = 0;
 
   constructor(deps: LiveFeedDeps) {
@@ -44,8 +44,8 @@ export class LiveFeed {
       this.#timer.unref();
       // A first follower reads now; later ones share the calls already held, kept current by changes.
       await this.#read();
-    } else if (this.#reading) {
-      await this.#reading;
+    } else if (this.#reader.inFlight) {
+      await this.#reader.inFlight;
     }
     // Taken together, with nothing in between: the snapshot and then every change after it.
     this.#listeners.add(listener);
@@ -91,18 +91,7 @@ export class LiveFeed {
   }
 
   #read(): Promise<void> {
-    if (this.#reading) {
-      this.#again = true;
-      return this.#reading;
-    }
-    this.#reading = this.#readOnce().finally(() => {
-      this.#reading = null;
-      if (this.#again) {
-        this.#again = false;
-        void this.#read();
-      }
-    });
-    return this.#reading;
+    return this.#reader.run();
   }
 
   async #readOnce(): Promise<void> {
