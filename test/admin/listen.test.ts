@@ -7,7 +7,7 @@ import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import type { CarrierStreamClient } from '../helpers/twilio-carrier.js';
 import { ADMIN_TOKEN, call, createKey } from './access-helpers.js';
-import { liveTwilioCall } from './live-call.js';
+import { liveTwilioCall } from '../helpers/live-call.js';
 
 let agent: FakeAgent;
 let server: TestServer;

@@ -1,35 +1,12 @@
 // `callbridge bench` runs end to end through its real processes (server, load agent, load carrier,
 // baseline relay) and reports every field BENCHMARKS.md shows, with every call completed and every byte
 // delivered intact and in order. No timing thresholds: the machines CI runs on vary too much.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildIfStale, ROOT } from '../helpers/build.js';
-
-const CLI = join(ROOT, 'bin', 'callbridge.js');
-
-async function cli(args: string[], timeoutMs: number) {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (text: string) => {
-    stdout += text;
-  });
-  child.stderr.setEncoding('utf8').on('data', (text: string) => {
-    stderr += text;
-  });
-  // SIGTERM lets the bench kill its own processes before it goes.
-  const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
-  const [code] = (await once(child, 'close')) as [number | null];
-  clearTimeout(timer);
-  return { code, stdout, stderr };
-}
+import { buildIfStale } from '../helpers/build.js';
+import { runCli } from '../helpers/cli.js';
 
 const latency = {
   count: expect.any(Number),
@@ -62,7 +39,10 @@ describe('callbridge bench', () => {
 
   it('runs a tiny load through callbridge and the baseline and reports it as one JSON object', async () => {
     const out = join(dir, 'bench.json');
-    const run = await cli(['bench', '--calls', '5', '--duration', '3', '--ramp', '1', '--out', out], 110_000);
+    const run = await runCli(
+      ['bench', '--calls', '5', '--duration', '3', '--ramp', '1', '--out', out],
+      110_000,
+    );
     expect(run.code, run.stderr).toBe(0);
     const result = JSON.parse(readFileSync(out, 'utf8'));
     expect(JSON.parse(run.stdout)).toEqual(result);
@@ -98,7 +78,7 @@ describe('callbridge bench', () => {
       const out = join(dir, `bench-${carrier}.json`);
       // Four seconds: in two, three calls sometimes start no reply inside the measuring window,
       // which leaves the downlink with no sample to read.
-      const run = await cli(
+      const run = await runCli(
         ['bench', '--carrier', carrier, '--calls', '3', '--duration', '4', '--ramp', '1', '--out', out],
         110_000,
       );
@@ -118,7 +98,7 @@ describe('callbridge bench', () => {
 
   it('runs the targets in turn for --rounds and reports each round and the medians', async () => {
     const out = join(dir, 'bench-rounds.json');
-    const run = await cli(
+    const run = await runCli(
       ['bench', '--calls', '3', '--duration', '2', '--ramp', '1', '--rounds', '2', '--out', out],
       110_000,
     );
@@ -143,14 +123,14 @@ describe('callbridge bench', () => {
   }, 120_000);
 
   it('refuses a bad option with exit code 2 and the usage', async () => {
-    const run = await cli(['bench', '--calls', '0'], 10_000);
+    const run = await runCli(['bench', '--calls', '0'], 10_000);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--calls must be an integer >= 1');
     expect(run.stderr).toContain('usage: callbridge bench');
   });
 
   it('refuses a carrier it has no simulated carrier for, naming those it has', async () => {
-    const run = await cli(['bench', '--carrier', 'pigeon'], 10_000);
+    const run = await runCli(['bench', '--carrier', 'pigeon'], 10_000);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/--carrier must be one of twilio(, \w+)*, got "pigeon"/);
   });

@@ -1,17 +1,15 @@
 // `callbridge bench console` runs end to end (a real server, a stand-in peer instance on Redis,
 // consoles on the live feed) and reports the fields BENCHMARKS.md shows, with every console's view
 // matching the directory. No timing thresholds: the machines CI runs on vary too much.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildIfStale, ROOT } from '../helpers/build.js';
+import { buildIfStale } from '../helpers/build.js';
+import { runCli } from '../helpers/cli.js';
 import { REDIS_URL, redisAvailable } from '../helpers/redis.js';
 
 const hasRedis = await redisAvailable();
-const CLI = join(ROOT, 'bin', 'callbridge.js');
 
 describe.skipIf(!hasRedis)('callbridge bench console', () => {
   let dir: string;
@@ -23,30 +21,22 @@ describe.skipIf(!hasRedis)('callbridge bench console', () => {
 
   it('measures the server with 0 and C consoles, every console seeing every live call', async () => {
     const out = join(dir, 'result.json');
-    const child = spawn(
-      process.execPath,
-      [
-        CLI,
-        'bench',
-        'console',
-        '--calls',
-        '40',
-        '--consoles',
-        '3',
-        '--window',
-        '1',
-        '--churn',
-        '2',
-        '--redis',
-        REDIS_URL,
-        '--out',
-        out,
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-    const [code] = (await once(child, 'close')) as [number | null];
+    const { code, stderr } = await runCli([
+      'bench',
+      'console',
+      '--calls',
+      '40',
+      '--consoles',
+      '3',
+      '--window',
+      '1',
+      '--churn',
+      '2',
+      '--redis',
+      REDIS_URL,
+      '--out',
+      out,
+    ]);
     expect(code, stderr).toBe(0);
     const result = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
     expect(result).toMatchObject({ bench: 'console', calls: 40, consoles: 3, churnPerSecond: 2 });
@@ -56,11 +46,7 @@ describe.skipIf(!hasRedis)('callbridge bench console', () => {
   }, 120_000);
 
   it('refuses a bad option with exit status 2', async () => {
-    const child = spawn(process.execPath, [CLI, 'bench', 'console', '--calls', '0'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const [code] = (await once(child, 'close')) as [number | null];
+    const { code } = await runCli(['bench', 'console', '--calls', '0']);
     expect(code).toBe(2);
   });
 });

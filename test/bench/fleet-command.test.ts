@@ -1,35 +1,15 @@
 // `callbridge bench --instances N`: the fleet benchmark behind the same command as the load
 // benchmark. Its options are checked before anything starts (a bad one exits 2 with the usage), and a
 // tiny run goes through the real nginx and real instances on Redis and reports the four runs.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseBenchArgs } from '../../src/bench/command.js';
 import { findNginx } from '../../src/bench/fleet-balancer.js';
-import { buildIfStale, ROOT } from '../helpers/build.js';
+import { buildIfStale } from '../helpers/build.js';
+import { runCli } from '../helpers/cli.js';
 import { REDIS_URL, redisAvailable } from '../helpers/redis.js';
 
-const CLI = join(ROOT, 'bin', 'callbridge.js');
 const canRun = findNginx() !== null && (await redisAvailable());
 if (!canRun) console.warn('skipping the fleet benchmark run: it needs nginx and Redis');
-
-async function cli(args: string[], timeoutMs: number) {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (text: string) => {
-    stdout += text;
-  });
-  child.stderr.setEncoding('utf8').on('data', (text: string) => {
-    stderr += text;
-  });
-  // SIGTERM lets the bench stop its own processes before it goes.
-  const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
-  const [code] = (await once(child, 'close')) as [number | null];
-  clearTimeout(timer);
-  return { code, stdout, stderr };
-}
 
 describe('callbridge bench --instances options', () => {
   it('selects the fleet benchmark with its defaults', () => {
@@ -120,7 +100,7 @@ describe('callbridge bench --instances options', () => {
 
   it('exits 2 with the usage on a bad option, before starting anything', async () => {
     buildIfStale();
-    const run = await cli(['bench', '--instances', '9'], 10_000);
+    const run = await runCli(['bench', '--instances', '9'], 10_000);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('--instances must be an integer from 2 to 8, got "9"');
@@ -132,7 +112,7 @@ describe.skipIf(!canRun)('callbridge bench --instances run', () => {
   beforeAll(() => buildIfStale(), 120_000);
 
   it('runs one instance and two behind nginx on the same load and reports each run', async () => {
-    const run = await cli(
+    const run = await runCli(
       ['bench', '--instances', '2', '--calls', '2', '--duration', '1', '--ramp', '0', '--redis', REDIS_URL],
       90_000,
     );

@@ -5,10 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
+import { startTwilioCall } from '../helpers/live-call.js';
 import { deleteKeys } from '../helpers/redis.js';
 import { REDIS_SERVER, type RedisServer, startRedisServer } from '../helpers/redis-server.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { localStreamUrl, newCallSid, openMediaStream, voiceWebhook } from '../helpers/twilio-carrier.js';
 
 if (!REDIS_SERVER) console.warn('skipping test/fleet/cluster.test.ts: redis-server not found');
 
@@ -44,14 +44,7 @@ describe.skipIf(!REDIS_SERVER)('the fleet on Redis in cluster mode', () => {
       );
     }
     const [a, b] = servers as [TestServer, TestServer];
-    const callSid = newCallSid();
-    const answer = await voiceWebhook(a.baseUrl, {
-      CallSid: callSid,
-      From: '+15005550006',
-      To: '+15005550001',
-    });
-    const stream = await openMediaStream(localStreamUrl(a.baseUrl, answer.streamUrl), { callSid });
-    stream.start(answer.parameters);
+    const { callSid, stream } = await startTwilioCall(a.baseUrl);
     await expect
       .poll(async () => {
         const res = await fetch(`${b.baseUrl}/v1/calls?live=true`, { headers: admin });

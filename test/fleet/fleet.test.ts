@@ -10,6 +10,7 @@ import { fleetKeys } from '../../src/fleet/keys.js';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import { type FakeApiRequest, startFakeCarrierApi } from '../helpers/fake-carrier-api.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
+import { liveTwilioCall } from '../helpers/live-call.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import {
   type CarrierStreamClient,
@@ -311,15 +312,7 @@ describe('one instance without Redis', () => {
       INSTANCE_ID: 'solo',
     });
     try {
-      const callSid = newCallSid();
-      const answer = await voiceWebhook(server.baseUrl, {
-        CallSid: callSid,
-        From: '+15005550006',
-        To: '+15005550001',
-      });
-      const stream = await openMediaStream(localStreamUrl(server.baseUrl, answer.streamUrl), { callSid });
-      stream.start(answer.parameters);
-      await expect.poll(() => server.app.callbridge.registry.has(callSid)).toBe(true);
+      const { callSid, stream } = await liveTwilioCall(server);
       const calls = await liveList(server);
       expect(calls).toEqual([expect.objectContaining({ callSid, instance: 'solo' })]);
       const bad = await fetch(`${server.baseUrl}/v1/calls?live=maybe`, { headers: admin });

@@ -9,7 +9,7 @@ import { type EventReader, readEvents } from '../helpers/sse.js';
 import type { CarrierStreamClient } from '../helpers/twilio-carrier.js';
 import WebSocket from 'ws';
 import { decodeMulaw } from '../../src/audio/codec.js';
-import { liveTwilioCall } from '../admin/live-call.js';
+import { liveTwilioCall } from '../helpers/live-call.js';
 
 const hasRedis = await redisAvailable();
 if (!hasRedis) console.warn(`skipping test/fleet/live-events.test.ts: no Redis answers at ${REDIS_URL}`);

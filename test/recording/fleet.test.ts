@@ -6,16 +6,11 @@ import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeConfigDir } from '../helpers/config-dir.js';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
+import { startTwilioCall } from '../helpers/live-call.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { type S3Server, startS3Server } from '../helpers/s3-server.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import {
-  type CarrierStreamClient,
-  localStreamUrl,
-  newCallSid,
-  openMediaStream,
-  voiceWebhook,
-} from '../helpers/twilio-carrier.js';
+import type { CarrierStreamClient } from '../helpers/twilio-carrier.js';
 import { readStereoWav } from '../helpers/wav-stereo.js';
 
 const hasRedis = await redisAvailable();
@@ -79,15 +74,8 @@ afterEach(async () => {
 
 describe.skipIf(!hasRedis)('recordings in a fleet', () => {
   it('pauses a call from the instance that does not carry it, and serves its recording there', async () => {
-    const callSid = newCallSid();
-    const answer = await voiceWebhook(a.baseUrl, {
-      CallSid: callSid,
-      From: '+15005550006',
-      To: '+15005550001',
-    });
-    const stream = await openMediaStream(localStreamUrl(a.baseUrl, answer.streamUrl), { callSid });
+    const { callSid, stream } = await startTwilioCall(a.baseUrl);
     streams.push(stream);
-    stream.start(answer.parameters);
     await expect.poll(() => a.app.callbridge.registry.has(callSid)).toBe(true);
     await expect
       .poll(async () => {
