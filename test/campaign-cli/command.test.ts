@@ -13,6 +13,7 @@ import {
   RUN_DEFAULTS,
   runCampaignBody,
 } from '../../src/campaign-cli/command.js';
+import { EXAMPLE_CAMPAIGN_OUTCOMES } from '../helpers/example-campaign.js';
 import { ensureBuilt, freePort, ROOT } from '../helpers/server-process.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { QuickCarrier } from '../outbound/quick-carrier.js';
@@ -105,27 +106,7 @@ describe('campaign run', () => {
       'phone,first_name,plan,attempts,state,outcome,duration_seconds,answered_by,summary,note,sentiment,topics,intents,analysis',
     );
     const outcomes = new Map(results.slice(1).map((row) => [row.split(',')[0], row.split(',')[5]]));
-    expect(Object.fromEntries(outcomes)).toEqual({
-      '+12125550100': 'completed',
-      '+12125550101': 'completed',
-      '+14155550112': 'completed',
-      '+442079460018': 'completed',
-      '+12125550125': 'completed',
-      '+12125550131': 'completed',
-      '+12125550130': 'dnc',
-      '+12125550142': 'completed',
-      '+12125550150': 'voicemail_left',
-      '+12125550155': 'voicemail_left',
-      '+12125550161': 'machine',
-      '+12125550166': 'completed',
-      '+12125550172': 'busy',
-      '+12125550178': 'busy',
-      '+12125550183': 'no_answer',
-      '+12125550187': 'no_answer',
-      '+12125550193': 'failed',
-      '+12125550197': 'failed',
-      '12345': 'invalid',
-    });
+    expect(Object.fromEntries(outcomes)).toEqual(EXAMPLE_CAMPAIGN_OUTCOMES);
     // Busy on the first try, a person on the second: two attempts, within the budget of two.
     expect(results.find((row) => row.startsWith('+12125550166'))).toMatch(
       /^\+12125550166,Frances,silver,2,done,completed,/,

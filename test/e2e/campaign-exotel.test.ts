@@ -5,6 +5,7 @@
 // for it is refused at creation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/store/call-record.js';
+import { adminRequest } from '../helpers/admin-request.js';
 import { ensureBuilt, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 
 const TOKEN = 'admin-token-for-exotel-campaign-e2e';
@@ -25,12 +26,8 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-function admin(path: string, body?: unknown, type = 'application/json') {
-  return fetch(`${server.baseUrl}/v1${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': type }) },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
+function admin(path: string, body?: unknown, type?: string) {
+  return adminRequest(server.baseUrl, TOKEN, path, body, type);
 }
 
 interface ContactView {

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { worstWindow } from '../../src/bench/campaign.js';
 import { simulatedCallee } from '../../src/sim/callee/answer.js';
+import { adminRequest } from '../helpers/admin-request.js';
 import { simulatedCalleeEnv } from '../helpers/simulation.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
@@ -57,12 +58,8 @@ describe.skipIf(!redisUp)('one campaign paced across three server processes', ()
     await deleteKeys(keyPrefix);
   });
 
-  const admin = (server: ServerProcess, path: string, body?: unknown, type = 'application/json') =>
-    fetch(`${server.baseUrl}/v1${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': type }) },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
+  const admin = (server: ServerProcess, path: string, body?: unknown, type?: string) =>
+    adminRequest(server.baseUrl, TOKEN, path, body, type);
 
   it('never lets a sliding second hold more than 5 dials, whichever instance dials', async () => {
     // Invariant: the pace is one rule in the shared store, so three dialers together begin at most

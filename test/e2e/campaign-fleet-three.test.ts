@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxOverlap } from '../../src/bench/campaign.js';
 import { simulatedCallee } from '../../src/sim/callee/answer.js';
+import { adminRequest } from '../helpers/admin-request.js';
 import { simulatedCalleeEnv } from '../helpers/simulation.js';
 import { calleeFor, expectedOutcome } from '../../src/sim/callee/plan.js';
 import type { SimCallLog } from '../../src/sim/carrier-api/call-log.js';
@@ -144,12 +145,8 @@ describe.skipIf(!redisUp)('a campaign on three server processes sharing Redis an
     redis.disconnect();
   });
 
-  const admin = (server: ServerProcess, path: string, body?: unknown, type = 'application/json') =>
-    fetch(`${server.baseUrl}/v1${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': type }) },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
+  const admin = (server: ServerProcess, path: string, body?: unknown, type?: string) =>
+    adminRequest(server.baseUrl, TOKEN, path, body, type);
 
   async function startCampaign(server: ServerProcess, name: string, numbers: string[]): Promise<string> {
     const created = await admin(server, '/campaigns', {

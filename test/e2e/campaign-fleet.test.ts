@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/store/call-record.js';
+import { adminRequest } from '../helpers/admin-request.js';
 import { deleteKeys, REDIS_URL, redisAvailable } from '../helpers/redis.js';
 import { disposeAll, ensureBuilt, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 
@@ -42,12 +43,8 @@ describe.skipIf(!redisUp)('a campaign on two server processes sharing Redis', ()
     await deleteKeys(keyPrefix);
   });
 
-  const admin = (server: ServerProcess, path: string, body?: unknown, type = 'application/json') =>
-    fetch(`${server.baseUrl}/v1${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': type }) },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
+  const admin = (server: ServerProcess, path: string, body?: unknown, type?: string) =>
+    adminRequest(server.baseUrl, TOKEN, path, body, type);
 
   it('dials each contact exactly once between them', async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess];

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { adminRequest } from '../helpers/admin-request.js';
 import { disposeAll, ensureBuilt, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 
 const TOKEN = 'admin-token-for-campaign-restart';
@@ -25,12 +26,8 @@ interface ContactView {
 
 const env = { ADMIN_TOKEN: TOKEN, DATA_DIR: dataDir, SIM_CALLEE_SPEEDUP: '20' };
 
-function admin(server: ServerProcess, path: string, body?: unknown, type = 'application/json') {
-  return fetch(`${server.baseUrl}/v1${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': type }) },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
+function admin(server: ServerProcess, path: string, body?: unknown, type?: string) {
+  return adminRequest(server.baseUrl, TOKEN, path, body, type);
 }
 
 async function progress(server: ServerProcess, id: string) {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/store/call-record.js';
+import { EXAMPLE_CAMPAIGN_OUTCOMES } from '../helpers/example-campaign.js';
 import { ensureBuilt, ROOT, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 
 const TOKEN = 'admin-token-for-campaign-e2e';
@@ -78,27 +79,7 @@ describe('a simulated campaign end to end', () => {
 
     const rows = readFileSync(out, 'utf8').trimEnd().split('\n');
     const outcome = new Map(rows.slice(1).map((row) => [row.split(',')[0], row.split(',')[5]]));
-    expect(Object.fromEntries(outcome)).toEqual({
-      '+12125550100': 'completed',
-      '+12125550101': 'completed',
-      '+14155550112': 'completed',
-      '+442079460018': 'completed',
-      '+12125550125': 'completed',
-      '+12125550131': 'completed',
-      '+12125550130': 'dnc',
-      '+12125550142': 'completed',
-      '+12125550150': 'voicemail_left',
-      '+12125550155': 'voicemail_left',
-      '+12125550161': 'machine',
-      '+12125550166': 'completed',
-      '+12125550172': 'busy',
-      '+12125550178': 'busy',
-      '+12125550183': 'no_answer',
-      '+12125550187': 'no_answer',
-      '+12125550193': 'failed',
-      '+12125550197': 'failed',
-      '12345': 'invalid',
-    });
+    expect(Object.fromEntries(outcome)).toEqual(EXAMPLE_CAMPAIGN_OUTCOMES);
     // A silent callee gives detection no verdict it is sure of: treated as a person, not hung up on.
     expect(rows.find((row) => row.startsWith('+12125550142'))).toMatch(/,completed,\d+,unknown,/);
     expect(rows.find((row) => row.startsWith('+12125550150'))).toMatch(/,voicemail_left,\d+,machine,/);
