@@ -127,11 +127,17 @@ export class BenchChild {
 export class ChildSet {
   readonly #children = new Set<BenchChild>();
 
-  /** A bench entry point (dist/bench/*.js) with an IPC channel. */
-  fork(name: string, entry: string, args: string[] = []): BenchChild {
-    // execArgv: [] so that flags the bench itself runs under (a test runner's loaders) stay out.
+  /** A bench entry point (dist/bench/*.js) with an IPC channel; `extra` adds node flags and variables. */
+  fork(
+    name: string,
+    entry: string,
+    args: string[] = [],
+    extra: { execArgv?: string[]; env?: Record<string, string> } = {},
+  ): BenchChild {
+    // execArgv: only what is asked, so that flags the bench itself runs under (a test runner's loaders) stay out.
     const child = fork(entry, args, {
-      execArgv: [],
+      execArgv: extra.execArgv ?? [],
+      ...(extra.env ? { env: { ...process.env, ...extra.env } } : {}),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     return this.#track(new BenchChild(name, child));

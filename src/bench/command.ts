@@ -1,6 +1,7 @@
 // `callbridge bench`: the load benchmark of BENCHMARKS.md. Drives N concurrent simulated calls
-// through callbridge and then, on the same load, through a bare relay, and prints one JSON object
-// (also written to --out). Exit 1 when any call failed or any byte was lost, reordered or damaged,
+// through callbridge and then, on the same load, through a bare relay and a sample relay (what the
+// public thin relays do per message), and prints one JSON object (also written to --out) and a
+// short summary of the three side by side (stderr). Exit 1 when any call failed or any byte was lost, reordered or damaged,
 // 2 on a usage error. With `--instances N` it runs the fleet benchmark instead (fleet.ts): N
 // instances behind the nginx balancer against one, with and without instance routing.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { dialectNames, findDialect } from '../sim/carrier/dialects/index.js';
 import { type FleetOptions, runFleetBench } from './fleet.js';
 import { stopAll } from './processes.js';
 import { AGENT_PREWARM, runTarget, type TargetResult } from './run.js';
+import { sideBySide } from './side-by-side.js';
 
 import type { LatencySummary } from './samples.js';
 
@@ -26,13 +28,13 @@ export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [
   --out FILE       also write the JSON result here
   --cpu-prof DIR   run the callbridge server under node --cpu-prof, profile written to DIR and its
                    top self-time functions added to the result
-  --no-baseline    measure callbridge only
+  --no-baseline    measure callbridge only (neither the bare relay nor the sample relay)
   --record         record every call of the load to the file store (RECORDING_STORE=file, no
                    consent prompt); the result counts the files stored
-  --rounds N       run the targets N times in turn (callbridge, baseline, callbridge, ...; default
-                   1): \`rounds\` gives each round's CPU per call, whether it was clean (no failed
-                   call, no byte lost) and the medians, the figures to read on a machine whose load
-                   drifts; the rest of the result is the first round's
+  --rounds N       run the targets N times in turn (callbridge, bare relay, sample relay,
+                   callbridge, ...; default 1): \`rounds\` gives each round's CPU per call, whether
+                   it was clean (no failed call, no byte lost) and the medians, the figures to read
+                   on a machine whose load drifts; the rest of the result is the first round's
 
        callbridge bench --instances N [--calls N] [--duration S] [--ramp S] [--out FILE]
                        [--agent-configure-ms MS] [--carrier-delay-ms MS] [--redis URL]
@@ -48,8 +50,10 @@ export const BENCH_USAGE = `usage: callbridge bench [--calls N] [--duration S] [
                    media stream (default 500)
   --redis URL      the Redis the instances share (default redis://127.0.0.1:6379)
 
-Prints one JSON object (see BENCHMARKS.md). Exit status 1 when a call failed or a byte was lost,
-reordered or damaged, in callbridge or in the baseline; 2 on a bad option.
+Prints one JSON object (see BENCHMARKS.md): callbridge's figures, \`baseline\` (the bare relay) and
+\`sampleRelay\` (the sample relay), each relay with the ratios callbridge / relay; then, on stderr,
+the three side by side. Exit status 1 when a call failed or a byte was lost, reordered or damaged,
+in callbridge or in a relay; 2 on a bad option.
 `;
 
 export interface BenchOptions {
@@ -197,10 +201,14 @@ function ratios(ours: TargetResult, base: TargetResult) {
 const clean = (r: TargetResult) =>
   r.failedCalls === 0 && r.bytesLost + r.bytesReordered + r.bytesCorrupt === 0;
 
-export type Round = { result: TargetResult; baseline: TargetResult | null };
+/** One round: callbridge, the bare relay (`baseline`) and the sample relay (`sample`), null when not run. */
+export type Round = { result: TargetResult; baseline: TargetResult | null; sample?: TargetResult | null };
 
-/** A round whose targets both carried every call with every byte intact. */
-const cleanRun = (run: Round) => clean(run.result) && (run.baseline === null || clean(run.baseline));
+/** A round whose targets all carried every call with every byte intact. */
+const cleanRun = (run: Round) =>
+  clean(run.result) &&
+  (run.baseline === null || clean(run.baseline)) &&
+  (run.sample == null || clean(run.sample));
 
 export async function benchCommand(args: string[]): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
@@ -225,16 +233,16 @@ export async function benchCommand(args: string[]): Promise<number> {
       // The profile, when asked for, is of the first round.
       const cpuProfDir = round === 1 ? opts.cpuProfDir : null;
       const result = await runTarget('callbridge', { ...opts, cpuProfDir, log });
-      const baseline = opts.baseline
-        ? await runTarget('baseline', { ...opts, cpuProfDir: null, record: false, log })
-        : null;
-      runs.push({ result, baseline });
+      const relay = { ...opts, cpuProfDir: null, record: false, log };
+      const baseline = opts.baseline ? await runTarget('baseline', relay) : null;
+      const sample = opts.baseline ? await runTarget('sample', relay) : null;
+      runs.push({ result, baseline, sample });
     }
   } catch (err) {
     process.stderr.write(`callbridge bench: ${(err as Error).message}\n`);
     return 1;
   }
-  const { result, baseline } = runs[0]!;
+  const { result, baseline, sample = null } = runs[0]!;
   const cpu = cpus();
   const { profile, ...measured } = result;
   const output = {
@@ -245,6 +253,7 @@ export async function benchCommand(args: string[]): Promise<number> {
     record: opts.record,
     ...measured,
     baseline: baseline ? { ...baseline, ratios: ratios(result, baseline) } : null,
+    sampleRelay: sample ? { ...sample, ratios: ratios(result, sample) } : null,
     ...(opts.rounds > 1 ? { rounds: roundsSummary(runs) } : {}),
     ...(profile ? { profile } : {}),
     run: {
@@ -258,6 +267,7 @@ export async function benchCommand(args: string[]): Promise<number> {
     },
   };
   report(output, opts.out);
+  process.stderr.write(sideBySide({ callbridge: result, 'bare relay': baseline, 'sample relay': sample }));
   return runs.every(cleanRun) ? 0 : 1;
 }
 
@@ -280,6 +290,13 @@ export function roundsSummary(runs: Round[]) {
     serverCpuPerCallPct: run.result.serverCpuPerCallPct,
     baselineCpuPerCallPct: run.baseline?.serverCpuPerCallPct ?? null,
     ratio: run.baseline ? ratio(run.result.serverCpuPerCallPct, run.baseline.serverCpuPerCallPct) : null,
+    // Only rounds that ran the sample relay carry its figures.
+    ...(run.sample
+      ? {
+          sampleCpuPerCallPct: run.sample.serverCpuPerCallPct,
+          sampleRatio: ratio(run.result.serverCpuPerCallPct, run.sample.serverCpuPerCallPct),
+        }
+      : {}),
   }));
   const numbers = (pick: (round: (typeof each)[number]) => number | null) =>
     each.map(pick).filter((value): value is number => value !== null);
@@ -289,6 +306,12 @@ export function roundsSummary(runs: Round[]) {
       serverCpuPerCallPct: median(numbers((round) => round.serverCpuPerCallPct)),
       baselineCpuPerCallPct: median(numbers((round) => round.baselineCpuPerCallPct)),
       ratio: median(numbers((round) => round.ratio)),
+      ...(runs.some((run) => run.sample)
+        ? {
+            sampleCpuPerCallPct: median(numbers((round) => round.sampleCpuPerCallPct ?? null)),
+            sampleRatio: median(numbers((round) => round.sampleRatio ?? null)),
+          }
+        : {}),
     },
   };
 }

@@ -5,17 +5,24 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type BenchChild, ChildSet, freePort } from './children.js';
 import { wallNowMs } from './frames.js';
 import { type AgentReport, type CarrierReport, loopDelayMs, type Plan } from './ipc.js';
 import { type MachineCpu, machineCpu, type ProcessCpu, processCpu, processRssKB } from './proc-stats.js';
 import { recordedConfigDir, storedRecordings } from './recorded-config.js';
+import { LOOP_SERIES_ENV, readLoopSeries } from './loop-series.js';
 import { newestProfile, type ProfileSummary, summarizeProfile } from './profile.js';
 import { type LatencySummary, summarize } from './samples.js';
 import { BENCH_STREAM_TOKEN_SECRET } from './signing.js';
 
-export type Target = 'callbridge' | 'baseline';
+/** `baseline`: the bare relay (baseline-relay.ts); `sample`: the sample relay (sample-relay.ts). */
+export type Target = 'callbridge' | 'baseline' | 'sample';
+
+const RELAY_ENTRIES: Record<Exclude<Target, 'callbridge'>, { name: string; entry: string }> = {
+  baseline: { name: 'baseline relay', entry: 'bench/baseline-relay.js' },
+  sample: { name: 'sample relay', entry: 'bench/sample-relay.js' },
+};
 
 export interface RunOptions {
   /** The carrier the load carrier plays (a simulated carrier's dialect). */
@@ -74,6 +81,13 @@ export interface TargetResult {
     cpuPerLoadCpu: number | null;
     /** Event-loop delay p99 over the window, beyond the 10 ms probe (callbridge: its own prom-client gauge). */
     loopDelayP99Ms: number | null;
+    /** The largest event-loop delay of any second of the window (the bench's own probe, loop-series.ts). */
+    loopDelayMaxMs: number | null;
+    /**
+     * Second by second through the window, the event-loop delay's p99 and max (loop-series.ts): work
+     * that fires in bursts shows as the seconds whose max stands out.
+     */
+    loopDelayPerSecond: { p99Ms: number[]; maxMs: number[] };
   };
   /** CPU of the load generators and of the whole machine over the window: is the load itself the limit? */
   loadGenerators: {
@@ -244,12 +258,15 @@ async function startTarget(
   children: ChildSet,
   agentUrl: string,
   dataDir: string,
+  loopSeriesFile: string,
 ): Promise<{ server: BenchChild; serverUrl: string }> {
-  if (target === 'baseline') {
-    const server = children.fork('baseline relay', entry('bench/baseline-relay.js'), [
-      agentUrl,
-      AGENT_API_KEY,
-    ]);
+  const probe = ['--import', pathToFileURL(entry('bench/loop-series.js')).href];
+  if (target !== 'callbridge') {
+    const relay = RELAY_ENTRIES[target];
+    const server = children.fork(relay.name, entry(relay.entry), [agentUrl, AGENT_API_KEY], {
+      execArgv: probe,
+      env: { [LOOP_SERIES_ENV]: loopSeriesFile },
+    });
     const { port } = await server.waitFor('ready', READY_TIMEOUT_MS);
     return { server, serverUrl: `http://127.0.0.1:${port}` };
   }
@@ -257,29 +274,35 @@ async function startTarget(
   const serverUrl = `http://127.0.0.1:${port}`;
   const nodeArgs = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [];
   if (opts.cpuProfDir) mkdirSync(opts.cpuProfDir, { recursive: true });
-  const server = children.spawn('callbridge server', process.execPath, [...nodeArgs, entry('main.js')], {
-    cwd: ROOT,
-    // Only what the bench sets: nothing from the shell (REDIS_URL, carrier credentials) changes the run.
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? tmpdir(),
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_URL: serverUrl,
-      STREAM_TOKEN_SECRET: BENCH_STREAM_TOKEN_SECRET,
-      AGENT_URL: agentUrl,
-      AGENT_API_KEY,
-      AGENT_PREWARM: String(AGENT_PREWARM),
-      LOG_LEVEL: 'warn',
-      MAX_CALLS: '1000000',
-      DATA_DIR: dataDir,
-      CONFIG_DIR: opts.record
-        ? recordedConfigDir(join(ROOT, 'config'), join(dataDir, 'config'))
-        : join(ROOT, 'config'),
-      ...(opts.record ? { RECORDING_STORE: 'file' } : {}),
-      DRAIN_TIMEOUT_MS: '5000',
+  const server = children.spawn(
+    'callbridge server',
+    process.execPath,
+    [...nodeArgs, ...probe, entry('main.js')],
+    {
+      cwd: ROOT,
+      // Only what the bench sets: nothing from the shell (REDIS_URL, carrier credentials) changes the run.
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? tmpdir(),
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        PUBLIC_URL: serverUrl,
+        STREAM_TOKEN_SECRET: BENCH_STREAM_TOKEN_SECRET,
+        AGENT_URL: agentUrl,
+        AGENT_API_KEY,
+        AGENT_PREWARM: String(AGENT_PREWARM),
+        LOG_LEVEL: 'warn',
+        MAX_CALLS: '1000000',
+        DATA_DIR: dataDir,
+        CONFIG_DIR: opts.record
+          ? recordedConfigDir(join(ROOT, 'config'), join(dataDir, 'config'))
+          : join(ROOT, 'config'),
+        ...(opts.record ? { RECORDING_STORE: 'file' } : {}),
+        DRAIN_TIMEOUT_MS: '5000',
+        [LOOP_SERIES_ENV]: loopSeriesFile,
+      },
     },
-  });
+  );
   await waitHealthy(server, serverUrl);
   return { server, serverUrl };
 }
@@ -294,7 +317,16 @@ export async function runTarget(target: Target, opts: RunOptions): Promise<Targe
     const { port: agentPort } = await agent.waitFor('ready', READY_TIMEOUT_MS);
     const agentUrl = `ws://127.0.0.1:${agentPort}`;
 
-    const { server, serverUrl } = await startTarget(target, opts, children, agentUrl, dataDir);
+    // The second-by-second loop probe, loaded into whichever server is measured.
+    const loopSeriesFile = join(dataDir, 'loop-series.jsonl');
+    const { server, serverUrl } = await startTarget(
+      target,
+      opts,
+      children,
+      agentUrl,
+      dataDir,
+      loopSeriesFile,
+    );
 
     const carrier = children.fork('load carrier', entry('bench/load-carrier.js'));
     await carrier.waitFor('ready', READY_TIMEOUT_MS);
@@ -343,6 +375,7 @@ export async function runTarget(target: Target, opts: RunOptions): Promise<Targe
     await children.stopAll();
 
     const result = tally(opts.calls, carrierReport, agentReport, plan);
+    const loopSeconds = readLoopSeries(loopSeriesFile, plan.windowStartMs, plan.windowEndMs);
     const pct = (ms: number) => round((ms / windowStats.wallMs) * 100, 1);
     const cpuPct = (cpu: ProcessCpu | null) => (cpu === null ? null : pct(cpu.userMs + cpu.systemMs));
     const rss = windowStats.rssSamplesKB;
@@ -363,6 +396,11 @@ export async function runTarget(target: Target, opts: RunOptions): Promise<Targe
         loadRssKB,
         cpuPerLoadCpu: serverCpuPct === null || !loadCpuPct ? null : round(serverCpuPct / loadCpuPct, 3),
         loopDelayP99Ms: windowStats.loopP99Ms.server,
+        loopDelayMaxMs: loopSeconds.length === 0 ? null : Math.max(...loopSeconds.map((s) => s.maxMs)),
+        loopDelayPerSecond: {
+          p99Ms: loopSeconds.map((s) => s.p99Ms),
+          maxMs: loopSeconds.map((s) => s.maxMs),
+        },
       },
       loadGenerators: {
         carrierCpuPct,

@@ -10,6 +10,7 @@ import { dialerHeartbeatMigrations, sqliteDialerHeartbeats } from './sqlite/dial
 import { doNotCallMigrations, sqliteDoNotCall } from './sqlite/do-not-call.js';
 import { DEFAULT_CALL_RECORD_RETENTION_MS } from './call-record-query.js';
 import { eventQueueMigrations, sqliteEventQueue } from './sqlite/event-queue.js';
+import { groupCommit } from './sqlite/group-commit.js';
 import { idempotencyMigrations, sqliteIdempotencyKeys } from './sqlite/idempotency.js';
 import { applyMigrations } from './sqlite/migrations.js';
 import { onceClaimMigrations, sqliteOnceClaims } from './sqlite/once-claims.js';
@@ -66,7 +67,9 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
 
   const onceClaims = sqliteOnceClaims(db, now, limits.clockSkewAllowanceMs);
   const { prune: pruneContexts, ...outboundContexts } = sqliteOutboundContexts(db, now);
-  const idempotency = sqliteIdempotencyKeys(db, now);
+  // The webhook gateway's writes (keys, queue, verification times): one transaction per burst.
+  const gatewayWrites = groupCommit(db);
+  const idempotency = sqliteIdempotencyKeys(db, now, gatewayWrites);
   const counters = sqliteWindowCounters(db, now);
   const { prune: pruneCampaigns, ...campaigns } = sqliteCampaigns(db, now);
   const { prune: pruneHeartbeats, ...heartbeats } = sqliteDialerHeartbeats(db, now);
@@ -92,8 +95,8 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     releaseIdempotencyKey: idempotency.releaseIdempotencyKey,
     incrementWindowCounter: counters.incrementWindowCounter,
     readWindowCounter: counters.readWindowCounter,
-    ...sqliteEventQueue(db, now, limits),
-    ...sqliteProviderVerifications(db),
+    ...sqliteEventQueue(db, now, limits, gatewayWrites),
+    ...sqliteProviderVerifications(db, gatewayWrites),
     ...sqliteCallRecords(db, now, options.callRecordRetentionMs ?? DEFAULT_CALL_RECORD_RETENTION_MS),
     ...sqliteAnalysisJobs(db, now),
     ...campaigns,
@@ -102,6 +105,7 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
     ...access,
     async close() {
       clearInterval(pruneTimer);
+      if (db.open) gatewayWrites.flush();
       if (db.open) db.close();
     },
   };

@@ -45,18 +45,20 @@ export function createDispatcher(deps: DispatcherDeps): Dispatch {
   const { store, metrics } = deps;
 
   return async (provider, event) => {
-    const log = deps.logger.child({
-      provider: provider.name,
-      event: event.name,
-      idempotencyKey: event.idempotencyKey,
-    });
+    // Made only when something goes wrong: a child logger per delivery costs at high rates.
+    const log = () =>
+      deps.logger.child({
+        provider: provider.name,
+        event: event.name,
+        idempotencyKey: event.idempotencyKey,
+      });
     const key = event.idempotencyKey;
 
     let claim: Awaited<ReturnType<Store['claimIdempotencyKey']>>;
     try {
       claim = await store.claimIdempotencyKey(key, deps.inProgressTtlMs);
     } catch (err) {
-      log.error({ reason: describeError(err) }, 'webhook store unavailable');
+      log().error({ reason: describeError(err) }, 'webhook store unavailable');
       return 'unavailable';
     }
     if (claim.status === 'done') {
@@ -80,9 +82,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatch {
     } catch (err) {
       await store.releaseIdempotencyKey(key, claim.token).catch((releaseErr: unknown) => {
         // The claim lapses on its own after inProgressTtlMs; the provider's retry gets through then.
-        log.error({ reason: describeError(releaseErr) }, 'could not release idempotency key');
+        log().error({ reason: describeError(releaseErr) }, 'could not release idempotency key');
       });
-      log.warn(
+      log().warn(
         { reason: describeError(err) },
         queued ? 'could not queue webhook event' : 'webhook forward failed',
       );
@@ -93,7 +95,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatch {
       await store.commitIdempotencyKey(key, claim.token, deps.dedupeWindowMs);
     } catch (err) {
       // The event went on. Until the claim lapses a repeat answers in_progress; after, it may pass once more.
-      log.error({ reason: describeError(err) }, 'could not commit idempotency key');
+      log().error({ reason: describeError(err) }, 'could not commit idempotency key');
     }
     if (queued) deps.onQueued();
     return queued ? 'queued' : 'forwarded';

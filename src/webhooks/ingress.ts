@@ -18,6 +18,7 @@ import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 import type { Dispatch } from './dispatch.js';
 import { describeError } from './forward.js';
 import { normalizedEvent } from './normalized-event.js';
+import { parsedBody } from './payload.js';
 import type { Verification, WebhookProvider, WebhookRequest } from './provider.js';
 import type { ProviderStatus } from './provider-status.js';
 import type { WebhookSecrets } from './secrets.js';
@@ -137,13 +138,13 @@ export function webhookIngress(deps: IngressDeps): FastifyPluginAsync {
       return reply.code(200).send({ challenge });
     }
 
-    let payload: unknown;
-    try {
-      payload = JSON.parse(received.rawBody.toString('utf8'));
-    } catch {
+    // Parsed once: a provider's check that needed it parsed already did (payload.ts).
+    const parsed = parsedBody(received.rawBody);
+    if (!parsed.ok) {
       record(provider.name, 'invalid_body');
       throw new BadRequestError('webhook body is not valid JSON');
     }
+    const payload = parsed.value;
 
     const normalized = provider.normalize(received, payload);
     if (normalized.kind === 'ignored') {

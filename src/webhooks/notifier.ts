@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import { GatewayDeliveryError, retryableStatus } from '../errors.js';
 import type { NormalizedEvent, NotificationFunction } from './provider.js';
+import { postToOperator } from './operator-post.js';
 import { hmac } from './signatures.js';
 
 export interface OperatorGatewayOptions {
@@ -64,26 +65,19 @@ export function operatorGatewayNotifier(
         body,
         Math.floor(options.now() / 1000),
       );
-    let response: Response;
+    let status: number;
     try {
-      response = await fetch(url, {
-        method: 'POST',
-        headers,
-        body,
-        signal: AbortSignal.timeout(options.timeoutMs),
-      });
+      status = await postToOperator(url, headers, body, options.timeoutMs);
     } catch (err) {
       throw new GatewayDeliveryError('operator gateway could not be reached', {
         retryable: true,
         cause: err,
       });
     }
-    // The body is not needed; reading it releases the connection.
-    await response.arrayBuffer().catch(() => undefined);
-    if (!response.ok) {
-      throw new GatewayDeliveryError(`operator gateway answered ${response.status}`, {
-        retryable: retryableStatus(response.status),
-        status: response.status,
+    if (status < 200 || status > 299) {
+      throw new GatewayDeliveryError(`operator gateway answered ${status}`, {
+        retryable: retryableStatus(status),
+        status,
       });
     }
   };

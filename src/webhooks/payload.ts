@@ -1,4 +1,21 @@
-// Reading fields of a provider's JSON body without trusting its shape.
+// Reading a provider's JSON body, once per delivery, and its fields without trusting its shape.
+
+/** Each raw body's parse, kept as long as the body itself: a check that needs it parsed early (inbox rules) and the ingress share one parse. */
+const parsedBodies = new WeakMap<Buffer, { ok: true; value: unknown } | { ok: false }>();
+
+/** The raw body parsed as JSON (UTF-8), parsed at most once per body. */
+export function parsedBody(rawBody: Buffer): { ok: true; value: unknown } | { ok: false } {
+  let parsed = parsedBodies.get(rawBody);
+  if (parsed === undefined) {
+    try {
+      parsed = { ok: true, value: JSON.parse(rawBody.toString('utf8')) as unknown };
+    } catch {
+      parsed = { ok: false };
+    }
+    parsedBodies.set(rawBody, parsed);
+  }
+  return parsed;
+}
 
 /** A string field, or a finite number as a string; anything else is null. */
 export function textField(body: unknown, name: string): string | null {

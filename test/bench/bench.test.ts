@@ -68,6 +68,30 @@ describe('callbridge bench', () => {
     }
     // callbridge marks its replies and the carrier echoes them; the bare relay has no marks.
     expect(result.traffic.marksEchoed).toBeGreaterThan(0);
+
+    // The sample relay ran on the same load: every call carried, a mark per media message echoed.
+    expect(result.sampleRelay).toMatchObject({
+      ...figures,
+      ratios: expect.objectContaining({
+        downlinkP99: expect.any(Number),
+        serverCpuPerCall: expect.any(Number),
+      }),
+    });
+    const sample = result.sampleRelay.traffic;
+    expect(sample.uplinkReceivedBytes).toBe(sample.uplinkSentBytes);
+    expect(sample.downlinkReceivedBytes).toBe(sample.downlinkSentBytes);
+    expect(sample.clears).toBe(sample.bargeIns);
+    expect(sample.marksEchoed).toBeGreaterThan(0);
+    // Each target's loop probe reported the window second by second.
+    for (const side of [result, result.baseline, result.sampleRelay]) {
+      const { loopDelayPerSecond, loopDelayMaxMs } = side.server;
+      expect(loopDelayPerSecond.maxMs.length).toBeGreaterThanOrEqual(2);
+      expect(loopDelayPerSecond.p99Ms).toHaveLength(loopDelayPerSecond.maxMs.length);
+      expect(loopDelayMaxMs).toBe(Math.max(...loopDelayPerSecond.maxMs));
+    }
+    // The summary for a reader shows the three targets' latencies side by side.
+    expect(run.stderr).toMatch(/callbridge +bare relay +sample relay/);
+    expect(run.stderr).toMatch(/barge-in p99 ms +[\d.]+ +[\d.]+ +[\d.]+/);
   }, 120_000);
 
   // Each carrier's own format and framing: μ-law JSON (Telnyx, Plivo), binary 16-bit PCM at 16 kHz

@@ -31,7 +31,7 @@ beforeAll(() => buildIfStale());
 
 describe('callbridge bench gateway', () => {
   it('offers signed webhooks to the gateway on SQLite, on Redis and to the bare route, all accepted', async () => {
-    const run = await cli(['--step', '0.5', '--max-rate', '100', '--redis', REDIS_URL]);
+    const run = await cli(['--step', '0.5', '--max-rate', '100', '--hold', '0.5', '--redis', REDIS_URL]);
     expect(run.stderr).toContain('on Redis');
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as {
@@ -57,6 +57,17 @@ describe('callbridge bench gateway', () => {
       expect(target.failures).toEqual([]);
     }
     expect(report.ratios.map((r) => r.target)).toEqual(['callbridge (sqlite)', 'callbridge (redis)']);
+    // The sustained rate: searched for, in bounded time, with its ratio to the bare route's.
+    for (const target of report.targets as unknown as Array<{ sustained: Record<string, unknown> }>) {
+      expect(target.sustained).toMatchObject({
+        ratePerSecond: expect.any(Number),
+        confirmed: expect.any(Boolean),
+        stoppedBy: expect.stringMatching(/^(converged|max-rate|budget)$/),
+        spentS: expect.any(Number),
+      });
+    }
+    for (const ratio of report.ratios) expect(ratio).toHaveProperty('sustainedRatePerSecond');
+    expect(run.stderr).toMatch(/callbridge \(sqlite\): sustained \d+\/s at p99 < 50 ms/);
   }, 90_000);
 
   it('refuses a bad option with the usage and exit status 2', async () => {

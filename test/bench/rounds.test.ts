@@ -39,4 +39,16 @@ describe('the rounds summary', () => {
   it('counts a round with no baseline clean when callbridge ran clean', () => {
     expect(roundsSummary([{ result: target(0.2), baseline: null }]).each[0]!.clean).toBe(true);
   });
+
+  it('reports the sample relay per round and in the medians, and a faulty sample relay spoils its round', () => {
+    const { each, median } = roundsSummary([
+      { result: target(0.2), baseline: target(0.16), sample: target(0.25) },
+      { result: target(0.21), baseline: target(0.15), sample: target(0.3, { bytesLost: 160 }) },
+    ]);
+    expect(each.map((round) => round.clean)).toEqual([true, false]);
+    expect(each[0]).toMatchObject({ sampleCpuPerCallPct: 0.25, sampleRatio: 0.8 });
+    expect(each[1]).toMatchObject({ sampleCpuPerCallPct: 0.3, sampleRatio: 0.7 });
+    expect(median.sampleCpuPerCallPct).toBe(0.275);
+    expect(median.sampleRatio).toBe(0.75);
+  });
 });

@@ -1,9 +1,11 @@
 // Idempotency keys of webhook deliveries in Redis. Value `p:<token>` while in progress, `done` once
-// committed; Redis expiry is the TTL of both states.
+// committed; Redis expiry is the TTL of both states. Claims and commits of one burst of deliveries
+// go to Redis in one pipeline (script-batch.ts).
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { IdempotencyKeys } from '../store.js';
 import type { RedisKeys } from './keys.js';
+import { scriptBatch } from './script-batch.js';
 import { redisScript } from './script.js';
 
 const claim = redisScript(`
@@ -32,12 +34,13 @@ return 1
 
 export function redisIdempotencyKeys(client: Redis, keys: RedisKeys): IdempotencyKeys {
   const keyOf = keys.idempotency;
+  const batched = scriptBatch(client);
   return {
     async claimIdempotencyKey(key, ttlMs) {
       const token = randomUUID();
       let status: unknown;
       try {
-        status = await claim(client, [keyOf(key)], [token, ttlMs]);
+        status = await batched(claim, [keyOf(key)], [token, ttlMs]);
       } catch (err) {
         // A command that timed out may still run: a Redis that froze runs what it was sent once it
         // thaws. The release, queued behind the claim on the same connection, undoes it, so the
@@ -49,7 +52,7 @@ export function redisIdempotencyKeys(client: Redis, keys: RedisKeys): Idempotenc
       return status === 'done' ? { status: 'done' } : { status: 'in_progress' };
     },
     async commitIdempotencyKey(key, token, ttlMs) {
-      await commit(client, [keyOf(key)], [token, ttlMs]);
+      await batched(commit, [keyOf(key)], [token, ttlMs]);
     },
     async releaseIdempotencyKey(key, token) {
       await release(client, [keyOf(key)], [token]);

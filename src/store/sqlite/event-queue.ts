@@ -7,6 +7,7 @@ import type { Database } from 'better-sqlite3';
 import { QueueFullError } from '../../errors.js';
 import type { StoreLimits } from '../limits.js';
 import type { ClaimedEvent, Clock, DeadLetter, EventQueue, QueuedEvent } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
 import type { Migration } from './migrations.js';
 
 export const eventQueueMigrations: readonly Migration[] = [
@@ -56,7 +57,12 @@ function toEvent(row: Row): QueuedEvent {
   };
 }
 
-export function sqliteEventQueue(db: Database, now: Clock, limits: StoreLimits): EventQueue {
+export function sqliteEventQueue(
+  db: Database,
+  now: Clock,
+  limits: StoreLimits,
+  group: GroupCommit,
+): EventQueue {
   const insert = db.prepare(
     `INSERT INTO event_queue (id, name, provider, idempotency_key, payload, enqueued_at, due_at)
      VALUES (@id, @name, @provider, @idempotencyKey, @payload, @now, @now)`,
@@ -107,10 +113,11 @@ export function sqliteEventQueue(db: Database, now: Clock, limits: StoreLimits):
   const hasRoom = () => (queued.get()?.n ?? 0) < limits.maxQueuedEvents;
   const cutoff = () => now() - limits.deadLetterRetentionMs;
 
-  const enqueueTx = db.transaction((row: Parameters<typeof insert.run>[0]) => {
+  // Run in the gateway's group commit (its IMMEDIATE transaction): the count and the insert are one step.
+  const enqueueRow = (row: Parameters<typeof insert.run>[0]) => {
     if (!hasRoom()) throw queueFull();
     insert.run(row);
-  });
+  };
   const buryTx = db.transaction((id: string, error: string) => {
     bury.run({ id, now: now(), error });
     trimDead.run({ cutoff: cutoff(), max: limits.maxDeadLetters });
@@ -136,14 +143,17 @@ export function sqliteEventQueue(db: Database, now: Clock, limits: StoreLimits):
   return {
     async enqueueEvent(event) {
       const id = randomUUID();
-      enqueueTx.immediate({
-        id,
-        name: event.name,
-        provider: event.provider,
-        idempotencyKey: event.idempotencyKey,
-        payload: JSON.stringify(event.payload ?? null),
-        now: now(),
-      });
+      const payload = JSON.stringify(event.payload ?? null);
+      await group.run(() =>
+        enqueueRow({
+          id,
+          name: event.name,
+          provider: event.provider,
+          idempotencyKey: event.idempotencyKey,
+          payload,
+          now: now(),
+        }),
+      );
       return id;
     },
     async claimNextEvent(consumer, leaseMs) {

@@ -1,7 +1,10 @@
-// Idempotency keys of webhook deliveries in SQLite: in progress (with an owner token) or done.
+// Idempotency keys of webhook deliveries in SQLite: in progress (with an owner token) or done. Every
+// write joins the gateway's group commit (group-commit.ts): the deliveries of one burst claim and
+// commit their keys in one transaction.
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Clock, IdempotencyClaim, IdempotencyKeys } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
 import type { Migration } from './migrations.js';
 
 export const idempotencyMigrations: readonly Migration[] = [
@@ -17,7 +20,11 @@ export const idempotencyMigrations: readonly Migration[] = [
   },
 ];
 
-export function sqliteIdempotencyKeys(db: Database, now: Clock): IdempotencyKeys & { prune(): void } {
+export function sqliteIdempotencyKeys(
+  db: Database,
+  now: Clock,
+  group: GroupCommit,
+): IdempotencyKeys & { prune(): void } {
   const claim = db.prepare<{ key: string; token: string; expiresAt: number; now: number }>(
     `INSERT INTO idempotency_keys (key, state, token, expires_at) VALUES (@key, 'in_progress', @token, @expiresAt)
      ON CONFLICT (key) DO UPDATE SET state = 'in_progress', token = excluded.token, expires_at = excluded.expires_at
@@ -37,26 +44,28 @@ export function sqliteIdempotencyKeys(db: Database, now: Clock): IdempotencyKeys
   );
   const prune = db.prepare<[number]>('DELETE FROM idempotency_keys WHERE expires_at <= ?');
 
-  const claimTx = db.transaction((key: string, ttlMs: number): IdempotencyClaim => {
+  // Inside the group's IMMEDIATE transaction, so the insert and the read see one state.
+  const claimKey = (key: string, ttlMs: number): IdempotencyClaim => {
     const t = now();
     const token = randomUUID();
     if (claim.run({ key, token, expiresAt: t + ttlMs, now: t }).changes === 1) {
       return { status: 'claimed', token };
     }
     return stateOf.get(key)?.state === 'done' ? { status: 'done' } : { status: 'in_progress' };
-  });
+  };
 
   return {
-    async claimIdempotencyKey(key, ttlMs) {
-      // IMMEDIATE takes the write lock first, so the insert and the read see one state.
-      return claimTx.immediate(key, ttlMs);
+    claimIdempotencyKey(key, ttlMs) {
+      return group.run(() => claimKey(key, ttlMs));
     },
     async commitIdempotencyKey(key, token, ttlMs) {
-      const t = now();
-      commit.run({ key, token, expiresAt: t + ttlMs, now: t });
+      await group.run(() => {
+        const t = now();
+        commit.run({ key, token, expiresAt: t + ttlMs, now: t });
+      });
     },
     async releaseIdempotencyKey(key, token) {
-      release.run(key, token);
+      await group.run(() => release.run(key, token));
     },
     prune() {
       prune.run(now());

@@ -1,6 +1,7 @@
 // Last verified delivery per webhook provider, in SQLite.
 import type { Database } from 'better-sqlite3';
 import type { ProviderVerifications } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
 import type { Migration } from './migrations.js';
 
 export const providerVerificationMigrations: readonly Migration[] = [
@@ -10,7 +11,7 @@ export const providerVerificationMigrations: readonly Migration[] = [
   },
 ];
 
-export function sqliteProviderVerifications(db: Database): ProviderVerifications {
+export function sqliteProviderVerifications(db: Database, group: GroupCommit): ProviderVerifications {
   // Keeps the latest time: instances may report out of order.
   const mark = db.prepare<[string, number]>(
     `INSERT INTO provider_verifications (provider, verified_at) VALUES (?, ?)
@@ -22,7 +23,8 @@ export function sqliteProviderVerifications(db: Database): ProviderVerifications
 
   return {
     async markProviderVerified(provider, atMs) {
-      mark.run(provider, atMs);
+      // With the deliveries of the same burst: one commit for all of them.
+      await group.run(() => mark.run(provider, atMs));
     },
     async providerVerifiedTimes() {
       return Object.fromEntries(all.all().map((row) => [row.provider, row.verified_at]));

@@ -6,7 +6,7 @@
 //   apart from the application secret, docs/protocols/webhook-providers.md section 3). The raw bytes are tried first; only if they
 //   fail, their compact re-serialization (the one documented exception to raw-bytes verification).
 // Delivery id in body `id`, event in body `type`.
-import { deliveryIdOf, textField } from '../payload.js';
+import { deliveryIdOf, parsedBody, textField } from '../payload.js';
 import type { SecretLookup, Verification, WebhookProvider, WebhookRequest } from '../provider.js';
 import {
   anyMatch,
@@ -58,11 +58,8 @@ function verifyApplication(request: WebhookRequest, timestamp: string, secrets: 
 }
 
 function compactJson(rawBody: Buffer): string | null {
-  try {
-    return JSON.stringify(JSON.parse(rawBody.toString('utf8')));
-  } catch {
-    return null;
-  }
+  const parsed = parsedBody(rawBody);
+  return parsed.ok ? JSON.stringify(parsed.value) : null;
 }
 
 function verifyRules(request: WebhookRequest, secrets: SecretLookup): Verification {

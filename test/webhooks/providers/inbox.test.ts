@@ -1,7 +1,7 @@
 // `inbox`: the application webhook (base64 HMAC-SHA256 of `<ms timestamp>:<raw body>`, 5 minutes)
 // and the rules webhook (base64 HMAC-SHA1 of the body's compact JSON, its own secret), told apart
 // by x-inbox-request-timestamp; the validation challenge (docs/protocols/webhook-providers.md sections 2 to 4).
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type FakeOperatorGateway,
   type GatewayApp,
@@ -106,5 +106,18 @@ describe('inbox', () => {
       status: 'forwarded',
       event: name,
     });
+  });
+
+  it('parses a rules webhook signed over its compact JSON once, for the check and the event alike', async () => {
+    const body = oddJson({ id: 'm-once', type: 'outbound' });
+    const compact = JSON.stringify(JSON.parse(body));
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const res = await post(body, signRules(compact, SECRETS.inbox_rules[0]));
+      expect(res.json()).toEqual({ status: 'forwarded', event: 'inbox/message.sent' });
+      expect(parse.mock.calls.filter(([text]) => text === body)).toHaveLength(1);
+    } finally {
+      parse.mockRestore();
+    }
   });
 });
