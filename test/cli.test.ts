@@ -1,14 +1,20 @@
 // The one executable's help: every command answers --help with its usage and exit 0, and does
 // nothing else (`sim --help` once failed with "--help needs a value"; `serve --help` started the server).
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildIfStale, ROOT } from './helpers/build.js';
+
+/** A DATA_DIR of the test's own: a command must never read or write the checkout's ./data. */
+const DATA_DIR = mkdtempSync(join(tmpdir(), 'callbridge-cli-help-'));
+afterAll(() => rmSync(DATA_DIR, { recursive: true, force: true }));
 
 function run(args: string[]) {
   return spawnSync(process.execPath, ['dist/cli.js', ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), PORT: '1' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), PORT: '1', DATA_DIR },
     encoding: 'utf8',
     // A command that ignored --help and started serving would never end on its own.
     timeout: 10_000,

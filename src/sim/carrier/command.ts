@@ -8,6 +8,7 @@ import { writeStereoWav } from './call-tape.js';
 import { packageRoot } from '../package-root.js';
 import { cliAdminToken } from '../../campaign-cli/token.js';
 import { analysisReport } from './call-analysis.js';
+import { callSigning } from './call-signing.js';
 import { recordingReport } from './recording-report.js';
 import type { SimDialect } from './dialect.js';
 import { DEFAULT_DIALECT, dialectNames, findDialect } from './dialects/index.js';
@@ -21,7 +22,6 @@ import {
   placeCall,
   RECORDED_TO,
 } from './place-call.js';
-import { simulationEnvFromDataDir } from './simulation-keys-file.js';
 
 export interface CommandIo {
   stdout(text: string): void;
@@ -90,9 +90,16 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
         'the "recorded" profile (recording on, with a consent prompt)\n',
     );
   }
+  // Signed as the carrier would sign: with the keys the server checks for it (call-signing.ts).
+  const signing = await callSigning({
+    server: parsed.server,
+    dialect,
+    env: definedOnly(io.env),
+    cwd: process.cwd(),
+  });
   io.stdout(
     `calling ${parsed.to} from ${parsed.from} at ${parsed.server} (${dialect.name}, ` +
-      `${dialect.describeSigning(io.env)}), ${seconds(audio.length / 8)} of caller audio\n`,
+      `${signing.note}), ${seconds(audio.length / 8)} of caller audio\n`,
   );
 
   // Ctrl-C hangs up like a caller putting the phone down, so the recording is still written.
@@ -107,9 +114,7 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
       to: parsed.to,
       audio,
       dialect,
-      // Signed as the carrier would sign: with its credentials when they are set here, else with the
-      // keys of the simulated carrier the local server runs.
-      env: { ...simulationEnvFromDataDir(io.env, process.cwd()), ...definedOnly(io.env) },
+      env: signing.env,
       adminToken: adminToken(io.env).value,
       holdMs: parsed.holdMs,
       waitForGreeting: parsed.waitForGreeting,
