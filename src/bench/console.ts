@@ -110,6 +110,10 @@ function percentile(values: number[], p: number): number | null {
 }
 
 export async function consoleBenchCommand(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(CONSOLE_BENCH_USAGE);
+    return 0;
+  }
   let values;
   try {
     ({ values } = parseArgs({
