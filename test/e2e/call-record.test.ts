@@ -100,7 +100,7 @@ describe('call --record against npm start with the shipped config', () => {
     });
     expect(fetched.status, fetched.stderr).toBe(0);
     expect(
-      readFileSync(join(dir, `call-${callSid}.wav`))
+      readFileSync(join(dir, `${callSid}.wav`))
         .subarray(0, 4)
         .toString('latin1'),
     ).toBe('RIFF');

@@ -31,7 +31,8 @@ const processIo: CommandIo = {
 };
 
 const E164 = /^\+[1-9]\d{1,14}$/;
-const USAGE = `usage: callbridge call [options]
+const USAGE = `usage: callbridge call [--server URL] [--carrier ${dialectNames().join('|')}] [--wav FILE] [--out FILE]
+                      [--from E164] [--to E164] [--hold-ms N] [--no-wait] [--no-analysis] [--record] [--verbose]
 
 Places one simulated call against a running server as the carrier would (its voice webhook, then
 the media stream), speaks the caller's audio in real time and prints the call's events.

@@ -60,9 +60,7 @@ function describe(recording: CallRecordingRecord, opts: RecordingWaitOptions, ur
   lines.push(
     `  file: ${join(resolve(opts.dataDir), 'recordings', `${opts.callSid}.wav`)} (with RECORDING_STORE=file)`,
   );
-  lines.push(
-    `  listen: curl -f -H "Authorization: Bearer ${opts.tokenInShell}" ${url} -o call-${opts.callSid}.wav`,
-  );
+  lines.push(`  listen: curl -H "Authorization: Bearer ${opts.tokenInShell}" ${url} -o ${opts.callSid}.wav`);
   return lines;
 }
 
