@@ -60,7 +60,7 @@ import type { DialerClock } from './outbound/clock.js';
 import type { DialerOptions } from './outbound/dialer.js';
 import { dialerOptionsOf } from './outbound/dialer-context.js';
 import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
-import type { SimulationKeys } from './carriers/simulation-keys.js';
+import { describeSimulation, type SimulationKeys } from './carriers/simulation-keys.js';
 import type { Store } from './store/store.js';
 import { outboundContexts } from './call/outbound-context.js';
 import { openRecordings } from './recording/open-store.js';
@@ -316,6 +316,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     carriers: carriers.map((carrier) => carrier.name),
     media: Object.fromEntries(carriers.map((carrier) => [carrier.name, mediaPath(carrier.name)])),
     ...(deps.simulatedCarrierApi !== undefined ? { simulatedCarrierApi: deps.simulatedCarrierApi } : {}),
+    ...(deps.simulationKeys ? { simulation: describeSimulation(deps.simulationKeys, config) } : {}),
     calls: { active: state.registry.size },
     webhooks: await gateway.info(),
     analysis: deps.analysis ? 'on' : 'off',

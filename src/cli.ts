@@ -16,8 +16,9 @@ commands:
 
 const SERVE_USAGE = `usage: callbridge serve
 
-Runs the server (what npm start runs), configured by the environment: see the README's
-Configuration section, and check it with \`callbridge doctor\`.
+Runs the server (what npm start runs). It takes no options: it is configured by the environment
+(PORT, HOST, DATA_DIR, AGENT_URL, carriers' credentials…), every variable in docs/configuration.md.
+Check a configuration with \`callbridge doctor\`.
 `;
 
 const [command, ...args] = process.argv.slice(2);

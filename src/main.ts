@@ -13,6 +13,7 @@ import {
 import { buildApp } from './app.js';
 import { SHUTDOWN_FAREWELL } from './call/session.js';
 import { loadConfig } from './config/load.js';
+import { claimPort, describeBindFailure, type PortClaim } from './port-claim.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startLocalAgent } from './sim/agent/server.js';
@@ -29,13 +30,6 @@ import { openStore } from './store/index.js';
 import { ensurePrivateTree } from './store/private-files.js';
 import { DialPolicy, profileTargetsProblem } from './trust/dial-policy.js';
 
-/** Why `listen` failed, in words that name the setting to change. */
-const LISTEN_FAILURES: Record<string, string> = {
-  EADDRINUSE: 'the port is already in use (stop the other process, or set PORT)',
-  EACCES: 'permission denied (ports below 1024 need privileges: set PORT)',
-  EADDRNOTAVAIL: 'this machine has no such address (set HOST)',
-};
-
 /** How long the goodbyes of calls still up at the drain deadline may take. */
 const FAREWELL_WAIT_MS = 20_000;
 
@@ -47,6 +41,18 @@ try {
 } catch (err) {
   // One line naming the variable or file and field: the whole message a misconfigured deploy needs.
   process.stderr.write(`callbridge: invalid configuration: ${(err as Error).message}\n`);
+  process.exit(1);
+}
+
+// The port first: a process that cannot serve must not touch the DATA_DIR a running server uses.
+let portClaim: PortClaim;
+try {
+  portClaim = await claimPort(config.port, config.host);
+} catch (err) {
+  const reason = describeBindFailure(err);
+  if (reason === null) throw err;
+  // One line, like a configuration error: the operator's fix is a setting, not a stack trace.
+  process.stderr.write(`callbridge: cannot listen on ${config.host}:${config.port}: ${reason}\n`);
   process.exit(1);
 }
 
@@ -145,10 +151,6 @@ const simulatedCarrierApi =
           }),
         })
     : null;
-if (simulatedCarrierApi && simulationKeys) {
-  // `callbridge call` on this machine signs with the simulation's keys, as the carrier would.
-  writeSimulationKeys(config.dataDir, simulationKeys, carriersWithoutApi);
-}
 if (simulatedCarrierApi) {
   logger.info(
     { simulatedCarrierApi: simulatedCarrierApi.url, carriers: carriersWithoutApi },
@@ -274,14 +276,12 @@ closeWithGrace(
   },
 );
 
-try {
-  await app.listen({ port: config.port, host: config.host });
-} catch (err) {
-  const reason = LISTEN_FAILURES[(err as NodeJS.ErrnoException).code ?? ''];
-  if (reason === undefined) throw err;
-  // One line, like a configuration error: the operator's fix is a setting, not a stack trace.
-  process.stderr.write(`callbridge: cannot listen on ${config.host}:${config.port}: ${reason}\n`);
-  process.exit(1);
+// The socket bound at the start is the one served: no other process can take the port meanwhile.
+await app.listen(portClaim.listenOptions());
+if (simulatedCarrierApi && simulationKeys) {
+  // `callbridge call` on this machine signs with the simulation's keys, as the carrier would. Written
+  // now the port is ours, under its number: another server on this DATA_DIR has a file of its own.
+  writeSimulationKeys(config.dataDir, portClaim.port, simulationKeys, carriersWithoutApi);
 }
 gateway.startDrainer();
 if (analysis) {

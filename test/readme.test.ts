@@ -2,6 +2,7 @@
 // scripts really run (it once said `npm run lint` runs Biome, which the project does not use);
 // it is a guide that reads in a terminal and links a reference in docs/ that names every setting.
 // Its sample outputs are checked against real runs in test/e2e/readme-samples.test.ts.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -105,5 +106,17 @@ describe('README', () => {
     expect(row).toMatch(/ESLint/);
     expect(row).toMatch(/Prettier/);
     expect(readme).not.toMatch(/Biome/i);
+  });
+
+  // The README's curl once wrote call.wav into the checkout, where git showed it as a new file.
+  it('writes files only where git ignores them: every -o and --out of its commands', () => {
+    const written = [...readme.matchAll(/(?:^|\s)(?:-o|--out) ([\w./-]+\.\w+)/gm)].map((m) => m[1]!);
+    expect(written).toEqual(expect.arrayContaining(['reply.wav', 'call.wav']));
+    const check = spawnSync('git', ['check-ignore', '--no-index', ...written], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    if (check.error) throw new Error(`git is needed to read .gitignore: ${check.error.message}`);
+    expect(check.stdout.trim().split('\n').sort()).toEqual([...new Set(written)].sort());
   });
 });

@@ -11,9 +11,13 @@ import { isRole } from './roles.js';
 
 export const KEYS_USAGE = `usage: callbridge keys <create|list|delete> [options]
 
-  keys create --name NAME --role viewer|operator|admin   make a key; it is printed this once
-  keys list                                              the keys (never their secrets)
-  keys delete ID                                         delete a key; its console sessions end
+  keys create --name NAME --role ROLE   make a key; it is printed this once
+  keys list                             the keys (never their secrets)
+  keys delete ID                        delete a key; its console sessions end
+
+  --name NAME    the key's name, shown in the audit log
+  --role ROLE    viewer (read everything), operator (also control calls and campaigns) or admin
+                 (also keys, the do-not-call list and settings)
 
 Writes to the store the server is configured with (DATA_DIR, or REDIS_URL), read from the
 environment like the server's own configuration.
@@ -53,7 +57,8 @@ export async function keysCommand(args: string[], io: KeysIo): Promise<number> {
     return 2;
   }
   const { values, positionals } = parsed;
-  if (values.help || action === undefined || action === 'help') {
+  const asksHelp = action === 'help' || action === '--help' || action === '-h';
+  if (values.help || action === undefined || asksHelp) {
     io.out(KEYS_USAGE);
     return action === undefined ? 2 : 0;
   }

@@ -48,22 +48,6 @@ const processIo: CampaignIo = {
   },
 };
 
-export const CAMPAIGN_USAGE = `usage: callbridge campaign <command> [options]
-
-  run FILE.csv       create a campaign from the contacts, start it, follow it, write the results
-                     [--profile P] [--cps N] [--concurrency N] [--name NAME] [--out FILE]
-                     [--amd voicemail|hangup|off] [--voicemail TEXT] [--voicemail-audio URL]
-                     [--max-attempts N] [--retry-delay SECONDS] [--dnc FILE]
-  list               the campaigns, newest first
-  status ID          the campaign's progress [--watch: until it ends]
-  pause ID | resume ID | cancel ID
-  export ID          the results CSV [--out FILE]
-
-  results go to --out, else $DATA_DIR/results-ID.csv
-  every command: [--server URL] (default http://127.0.0.1:$PORT, PORT 8080); the admin token is
-  ADMIN_TOKEN, else $DATA_DIR/admin-token (DATA_DIR ./data)
-`;
-
 /** Defaults of `run`: a voicemail after the beep, and one more try for busy and unanswered calls. */
 export const RUN_DEFAULTS = {
   voicemail:
@@ -71,6 +55,35 @@ export const RUN_DEFAULTS = {
   maxAttempts: 2,
   retryDelaySeconds: 30,
 } as const;
+
+export const CAMPAIGN_USAGE = `usage: callbridge campaign <command> [options]
+
+  run FILE.csv       create a campaign from the contacts, start it, follow it, write the results
+  list               the campaigns, newest first
+  status ID          the campaign's progress
+  pause ID | resume ID | cancel ID
+  export ID          the results CSV
+
+options of run:
+  --profile P              the agent profile the calls use (default: the server's default)
+  --cps N                  calls started per second at most (default: the server's)
+  --concurrency N          calls up at once at most (default: the server's)
+  --name NAME              the campaign's name (default: the file's name)
+  --amd MODE               answering machines: voicemail (leave one), hangup or off (default voicemail)
+  --voicemail TEXT         what the voicemail says (with --amd voicemail; a default otherwise)
+  --voicemail-audio URL    a recording to leave as the voicemail instead (with --amd voicemail)
+  --max-attempts N         calls per contact at most, retries included (default ${RUN_DEFAULTS.maxAttempts})
+  --retry-delay SECONDS    wait before a busy or unanswered contact is called again (default ${RUN_DEFAULTS.retryDelaySeconds})
+  --dnc FILE               add these numbers (CSV, a phone column) to the do-not-call list first
+options of status:
+  --watch                  follow the progress until the campaign ends
+options of run and export:
+  --out FILE               where the results CSV goes (default $DATA_DIR/results-ID.csv)
+options of every command:
+  --server URL             the server (default http://127.0.0.1:$PORT, PORT 8080)
+
+The admin token is ADMIN_TOKEN, else $DATA_DIR/admin-token (DATA_DIR ./data).
+`;
 
 const ENDED = new Set(['completed', 'cancelled']);
 

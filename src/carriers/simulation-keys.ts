@@ -3,7 +3,7 @@
 // signs its webhooks as the real carrier would, but with these keys, never an account's secret. The server trusts them for those carriers only: a request signed with
 // one is a simulated call's, verified; an unsigned request stays unverified; a carrier with
 // credentials of its own never accepts them.
-import { createHmac, createPrivateKey, createPublicKey } from 'node:crypto';
+import { createHash, createHmac, createPrivateKey, createPublicKey } from 'node:crypto';
 
 export interface SimulationKeys {
   /** Signs the simulated Twilio's requests (X-Twilio-Signature). */
@@ -83,4 +83,29 @@ export function carriersWithoutCredentials(config: {
     none(vonage.applicationId, vonage.privateKey, vonage.signatureSecrets, vonage.apiKey) ? 'vonage' : null,
     none(exotel.accountSid, exotel.apiKey, exotel.apiToken) ? 'exotel' : null,
   ].filter((name) => name !== null);
+}
+
+/**
+ * A name for a set of simulation keys that reveals nothing of them: the server shows it in `GET /`,
+ * so `callbridge call` can pick the keys of the very server it calls (docs/security.md).
+ */
+export function simulationKeyId(keys: SimulationKeys): string {
+  const hash = createHash('sha256').update('callbridge simulation key id');
+  for (const value of [
+    keys.twilioAuthToken,
+    keys.plivoAuthToken,
+    keys.vonageSignatureSecret,
+    keys.telnyxPublicKey,
+  ]) {
+    hash.update(`\0${value}`);
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** What `GET /` says of the simulation: its key id and the carriers it serves (no key itself). */
+export function describeSimulation(
+  keys: SimulationKeys,
+  config: Parameters<typeof carriersWithoutCredentials>[0],
+): { keyId: string; carriers: string[] } {
+  return { keyId: simulationKeyId(keys), carriers: carriersWithoutCredentials(config) };
 }

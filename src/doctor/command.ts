@@ -18,7 +18,12 @@ const processIo: DoctorIo = {
   cwd: process.cwd(),
 };
 
-const USAGE = 'usage: callbridge doctor [--timeout-ms N]';
+const USAGE = `usage: callbridge doctor [--timeout-ms N]
+
+Checks the configuration, secrets and reachability of the configured hosts, from the same
+environment the server reads; one line per check, exit 1 when any failed.
+
+  --timeout-ms N    how long each network check may take (default ${DEFAULT_CHECK_TIMEOUT_MS})`;
 
 export async function doctorCommand(args: string[], io: DoctorIo = processIo): Promise<number> {
   let values: { 'timeout-ms'?: string; help?: boolean };

@@ -76,7 +76,11 @@ export function webhookSecretsLine(config: Config): CheckLine {
   const configured = providers.filter((name) => (counts.get(name) ?? 0) > 0);
   const missing = providers.filter((name) => (counts.get(name) ?? 0) === 0);
   if (configured.length === 0) {
-    return ok(`webhook secrets: none configured (${missing.join(', ')} reject every request)`);
+    // Named as the gateway, so a reader setting up calls can tell it is not a carrier's (README).
+    return ok(
+      `webhook secrets: none configured (${missing.join(', ')} reject every request to the ` +
+        'webhook gateway, POST /webhooks/:provider, for events of other tools, not calls)',
+    );
   }
   const listed = configured.map((name) => `${name} (${plural(counts.get(name)!, 'secret')})`).join(', ');
   const rest =

@@ -1,15 +1,14 @@
 // Recordings in an S3 bucket, or any S3-compatible store (`S3_ENDPOINT`): `<prefix><callSid>.wav`,
-// uploaded while the call runs with the SDK's multipart upload (parts of 5 MiB, one in flight, so
-// a call holds at most about two parts in memory however long it is). A part, once sent, cannot be
-// rewritten: the stored header keeps the streaming sizes (0xFFFFFFFF), which players read to the
-// end, and the recording route serves the header with the sizes filled in.
+// uploaded while the call runs as a multipart upload whose first part, holding the header, is sent
+// last, so the finished object is a WAV with its exact sizes (s3-upload.ts). A call holds at most
+// about three parts of 5 MiB in memory however long it is.
 //
 // Retention is a second, empty object per recording, `<prefix>expiry/<expiresAtMs>/<callSid>`,
 // zero-padded so a listing in key order meets the earliest expiries first.
 import { createReadStream } from 'node:fs';
 import { open, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
@@ -24,97 +23,18 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import type { RecordingStoreConfig } from '../config/recording.js';
 import { SpoolFile } from './s3-spool.js';
+import { PART_BYTES, S3Upload } from './s3-upload.js';
 import { isStorableCallSid, type RecordingStore, type RecordingUpload } from './store.js';
 import { BYTES_PER_FRAME, headerSampleRate, WAV_HEADER_BYTES, wavHeader } from './wav-header.js';
 
 type S3Config = Extract<RecordingStoreConfig, { kind: 's3' }>;
 
-/** S3's smallest part but the last. */
-const PART_BYTES = 5 * 1024 * 1024;
 const EXPIRY_DIGITS = 15;
 const EXPIRES_META = 'expires-at';
 
 function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404;
-}
-
-class S3Upload implements RecordingUpload {
-  readonly #body = new PassThrough();
-  readonly #upload: Upload;
-  readonly #done: Promise<void>;
-  readonly #spool: SpoolFile | null;
-  #closed = false;
-
-  readonly #finished: () => void;
-
-  constructor(
-    client: S3Client,
-    bucket: string,
-    key: string,
-    expiresAtMs: number,
-    spool: SpoolFile | null,
-    finished: () => void,
-  ) {
-    this.#spool = spool;
-    this.#finished = finished;
-    this.#upload = new Upload({
-      client,
-      params: {
-        Bucket: bucket,
-        Key: key,
-        Body: this.#body,
-        ContentType: 'audio/wav',
-        Metadata: { [EXPIRES_META]: String(expiresAtMs) },
-      },
-      partSize: PART_BYTES,
-      queueSize: 1,
-      leavePartsOnError: false,
-    });
-    // Settled here so an upload failing mid-call is never an unhandled rejection.
-    this.#done = this.#upload.done().then(() => undefined);
-    this.#done.catch(() => {});
-  }
-
-  get pendingBytes(): number {
-    return this.#body.writableLength + this.#body.readableLength + (this.#spool?.pendingBytes ?? 0);
-  }
-
-  write(bytes: Buffer): void {
-    if (this.#closed || bytes.length === 0) return;
-    this.#body.write(bytes);
-    this.#spool?.write(bytes);
-  }
-
-  rewriteStart(bytes: Buffer): void {
-    // Sent parts are final: the header is completed when served (see above). The spool's is not.
-    if (!this.#closed) this.#spool?.rewriteStart(bytes);
-  }
-
-  async end(): Promise<void> {
-    if (!this.#closed) {
-      this.#closed = true;
-      this.#body.end();
-    }
-    try {
-      await this.#done;
-    } catch (err) {
-      // Not stored: the spool stays, and the next start of this instance uploads it.
-      await this.#spool?.close();
-      throw err;
-    } finally {
-      this.#finished();
-    }
-    await this.#spool?.discard();
-  }
-
-  async abort(): Promise<void> {
-    this.#closed = true;
-    await this.#upload.abort().catch(() => {});
-    this.#body.destroy();
-    await this.#spool?.discard();
-    this.#finished();
-  }
 }
 
 export class S3RecordingStore implements RecordingStore {
@@ -158,10 +78,16 @@ export class S3RecordingStore implements RecordingStore {
       .catch(() => {});
     const spool = this.#spoolDir === null ? null : new SpoolFile(this.#spoolDir, callSid, expiresAtMs);
     this.#writing.add(callSid);
-    const upload = new S3Upload(this.#client, this.#bucket, this.#key(callSid), expiresAtMs, spool, () =>
-      this.#writing.delete(callSid),
+    return new S3Upload(
+      {
+        client: this.#client,
+        bucket: this.#bucket,
+        key: this.#key(callSid),
+        metadata: { [EXPIRES_META]: String(expiresAtMs) },
+      },
+      spool,
+      () => this.#writing.delete(callSid),
     );
-    return upload;
   }
 
   /**

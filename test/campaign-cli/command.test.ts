@@ -309,7 +309,7 @@ describe('the executable', () => {
       ],
       {
         cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN: TOKEN },
+        env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN: TOKEN, DATA_DIR: dir },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

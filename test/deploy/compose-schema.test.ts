@@ -14,6 +14,7 @@ import { ROOT } from '../../scripts/sync-deploy.mjs';
 const SOURCE = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
 const ENV_EXAMPLE = readFileSync(join(ROOT, '.env.example'), 'utf8');
 const TOKEN = 'compose-admin-token-0123456789';
+const MINIO_PASSWORD = 'compose-minio-password-0123';
 
 /** `KEY=value` lines, as compose reads a .env file (comments and blank lines skipped). */
 function readDotEnv(text: string): Record<string, string> {
@@ -55,7 +56,14 @@ function render(env: Record<string, string>) {
   return parse(interpolate(SOURCE, env), { merge: true }) as {
     services: Record<
       string,
-      { environment?: Record<string, string>; env_file?: string | string[]; image?: string }
+      {
+        environment?: Record<string, string>;
+        env_file?: string | string[];
+        image?: string;
+        volumes?: string[];
+        depends_on?: Record<string, { condition: string }>;
+        command?: string[];
+      }
     >;
   } & Record<string, unknown>;
 }
@@ -76,7 +84,7 @@ for (const format of ['duration', 'ports', 'expose', 'uri']) ajv.addFormat(forma
 const validate = ajv.compile(schema);
 
 describe('docker-compose.yml, rendered', () => {
-  const env = { ...readDotEnv(ENV_EXAMPLE), ADMIN_TOKEN: TOKEN };
+  const env = { ...readDotEnv(ENV_EXAMPLE), ADMIN_TOKEN: TOKEN, MINIO_ROOT_PASSWORD: MINIO_PASSWORD };
   const rendered = render(env);
   const instances = Object.keys(rendered.services).filter((name) => /^callbridge-\d+$/.test(name));
 
@@ -124,5 +132,41 @@ describe('docker-compose.yml, rendered', () => {
     for (const name of instances) expect(scrape).toContain(`${name}:8080`);
     for (const name of instances)
       expect(rendered.services[name]!.environment?.REDIS_URL).toBe('redis://redis:6379');
+  });
+
+  it('refuses to render without MINIO_ROOT_PASSWORD, naming it', () => {
+    expect(() => render({ ...env, MINIO_ROOT_PASSWORD: '' })).toThrow(
+      /required variable MINIO_ROOT_PASSWORD is missing/,
+    );
+  });
+
+  // Recordings outlive every container and are served by any instance: the stack's MinIO holds
+  // them, its bucket made before any instance starts; each instance spools on a volume of its own.
+  it('keeps recordings in the stack’s MinIO, every instance with the same store and its own DATA_DIR volume', () => {
+    const { minio, 'minio-bucket': bucket } = rendered.services;
+    expect(minio?.image).toMatch(/^quay\.io\/minio\/minio:RELEASE\./);
+    expect(minio?.environment).toMatchObject({ MINIO_ROOT_PASSWORD: MINIO_PASSWORD });
+    expect(minio?.volumes).toEqual(['minio-data:/data']);
+    expect(bucket?.command?.[0]).toContain('mc mb --ignore-existing stack/callbridge-recordings');
+    expect(bucket?.depends_on?.minio?.condition).toBe('service_healthy');
+    const dataVolumes = new Set<string>();
+    for (const name of instances) {
+      const service = rendered.services[name]!;
+      expect(service.environment).toMatchObject({
+        RECORDING_STORE: 's3',
+        S3_BUCKET: 'callbridge-recordings',
+        S3_ENDPOINT: 'http://minio:9000',
+        S3_FORCE_PATH_STYLE: 'true',
+        AWS_ACCESS_KEY_ID: minio?.environment?.MINIO_ROOT_USER,
+        AWS_SECRET_ACCESS_KEY: MINIO_PASSWORD,
+      });
+      expect(service.depends_on?.['minio-bucket']?.condition).toBe('service_completed_successfully');
+      const data = service.volumes?.find((volume) => volume.endsWith(':/app/data'));
+      expect(data, name).toBeDefined();
+      dataVolumes.add(data!);
+    }
+    expect(dataVolumes.size).toBe(instances.length);
+    for (const volume of [...dataVolumes].map((v) => v.split(':')[0]!).concat('minio-data'))
+      expect(Object.keys(rendered.volumes as Record<string, unknown>)).toContain(volume);
   });
 });

@@ -360,6 +360,20 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes', () => {
       expect(container().envFrom).toContainEqual({ secretRef: { name: 'callbridge-secrets' } });
     });
 
+    // A pod's disk is no place for recordings: any pod must serve any call's, and a pod's emptyDir
+    // goes with the pod. The spool (DATA_DIR) outlives the pod, so a pod that died mid-call uploads
+    // the recording when it starts again under its name.
+    it('keeps recordings in a bucket every pod shares, and DATA_DIR on a claim each pod keeps', () => {
+      expect(config()).toMatchObject({ RECORDING_STORE: 's3', S3_BUCKET: 'callbridge-recordings' });
+      expect(container().envFrom).toContainEqual({ secretRef: { name: 'callbridge-recordings' } });
+      const data = container().volumeMounts?.find((m) => m.mountPath === '/app/data');
+      expect(data?.name).toBe('data');
+      expect((server().spec.template.spec.volumes ?? []).map((v) => v.name)).not.toContain('data');
+      const claims = (server().spec as { volumeClaimTemplates?: Array<{ metadata: { name: string } }> })
+        .volumeClaimTemplates;
+      expect(claims?.map((claim) => claim.metadata.name)).toEqual(['data']);
+    });
+
     it('names each instance after its pod, and makes every pod resolvable by name through a headless Service', () => {
       expect(container().env).toContainEqual({
         name: 'INSTANCE_ID',
@@ -519,5 +533,43 @@ describe('deploy/kubernetes/examples/redis.yaml', () => {
     const service = objects[1] as Service & { spec: { ports: Array<{ port: number }> } };
     expect(service.metadata.name).toBe('redis');
     expect(service.spec.ports[0]!.port).toBe(6379);
+  });
+});
+
+// The bucket is a requirement the operator provides, like Redis; the example MinIO is valid
+// Kubernetes and makes the very bucket the base names.
+describe('deploy/kubernetes/examples/minio.yaml', () => {
+  it('holds a MinIO StatefulSet, its Service and a Job making the base’s bucket, valid against the API schemas', async () => {
+    const objects = parseAllDocuments(
+      readFileSync(join(ROOT, 'deploy/kubernetes/examples/minio.yaml'), 'utf8'),
+    ).map((doc) => doc.toJS() as KubeObject);
+    expect(objects.map((o) => o.kind)).toEqual(['StatefulSet', 'Service', 'Job']);
+    const problems: string[] = [];
+    for (const object of objects) problems.push(...(await schemaProblems(object)));
+    expect(problems).toEqual([]);
+    const service = objects[1] as Service & { spec: { ports: Array<{ port: number }> } };
+    expect(`http://${service.metadata.name}:${service.spec.ports[0]!.port}`).toBe('http://minio:9000');
+    const base = readFileSync(join(ROOT, 'deploy/kubernetes/base/kustomization.yaml'), 'utf8');
+    const bucket = /- S3_BUCKET=(\S+)/.exec(base)?.[1];
+    const job = objects[2] as KubeObject & {
+      spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+    };
+    expect(job.spec.template.spec.containers[0]!.args[0]).toContain(
+      `mc mb --ignore-existing stack/${bucket}`,
+    );
+  });
+});
+
+// docs/deploy-kubernetes.md once gave two different ingress timeouts: every one it names is the
+// manifest's.
+describe('docs/deploy-kubernetes.md', () => {
+  it('names the ingress timeouts the base Ingress sets, and no other', () => {
+    const doc = readFileSync(join(ROOT, 'docs/deploy-kubernetes.md'), 'utf8');
+    const ingress = readFileSync(join(ROOT, 'deploy/kubernetes/base/ingress.yaml'), 'utf8');
+    const set = new Set([...ingress.matchAll(/proxy-(?:read|send)-timeout: '(\d+)'/g)].map((m) => m[1]));
+    expect(set.size).toBe(1);
+    const named = [...doc.matchAll(/timeout[`:\s]*"?(\d+)"?`/g)].map((m) => m[1]);
+    expect(named.length).toBeGreaterThan(0);
+    expect(new Set(named)).toEqual(set);
   });
 });

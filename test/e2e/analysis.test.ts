@@ -39,12 +39,18 @@ async function start(env: Record<string, string>): Promise<ServerProcess> {
 
 /** Places one simulated call with `callbridge call`; its callSid and what the command printed. */
 async function placeCallPrinting(
-  baseUrl: string,
+  server: ServerProcess,
   args: string[] = [],
 ): Promise<{ sid: string; out: string }> {
-  const call = spawn(process.execPath, ['bin/callbridge.js', 'call', '--server', baseUrl, ...args], {
+  const call = spawn(process.execPath, ['bin/callbridge.js', 'call', '--server', server.baseUrl, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ADMIN_TOKEN },
+    // The server's DATA_DIR, never the checkout's ./data (which may hold another server's keys).
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? tmpdir(),
+      ADMIN_TOKEN,
+      DATA_DIR: server.dataDir,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -60,8 +66,8 @@ async function placeCallPrinting(
 }
 
 /** Places one simulated call with `callbridge call` and returns its callSid. */
-async function placeCall(baseUrl: string): Promise<string> {
-  return (await placeCallPrinting(baseUrl, ['--no-analysis'])).sid;
+async function placeCall(server: ServerProcess): Promise<string> {
+  return (await placeCallPrinting(server, ['--no-analysis'])).sid;
 }
 
 async function callRecord(baseUrl: string, callSid: string): Promise<CallRecord | null> {
@@ -74,7 +80,7 @@ async function callRecord(baseUrl: string, callSid: string): Promise<CallRecord 
 describe('post-call analysis, end to end', () => {
   it('shows the analysis of a simulated call with no account (the built-in agent analyses it)', async () => {
     const server = await start({});
-    const { sid: callSid, out } = await placeCallPrinting(server.baseUrl);
+    const { sid: callSid, out } = await placeCallPrinting(server);
     // `callbridge call` waited for the analysis and printed it.
     expect(out).toMatch(/\nanalysis:\n {2}summary: {3}The caller spoke \w+, with no words/);
     expect(out).toMatch(/\n {2}sentiment: (positive|neutral|negative)/);
@@ -102,7 +108,7 @@ describe('post-call analysis, end to end', () => {
     fake.always('/v1/read', { status: 503, body: { err_code: 'SERVICE_UNAVAILABLE' } });
     dataDir = mkdtempSync(join(tmpdir(), 'callbridge-analysis-restart-'));
     const first = await start({ DATA_DIR: dataDir, SPEECH_API_URL: fake.url });
-    const callSid = await placeCall(first.baseUrl);
+    const callSid = await placeCall(first);
     // Wait until the failed attempt is written back: attempted once, no longer held.
     const db = new Database(join(dataDir, 'callbridge.db'), { readonly: true });
     const job = db.prepare<[string], { attempts: number; lease_token: string | null }>(

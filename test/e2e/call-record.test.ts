@@ -2,9 +2,9 @@
 // shipped config, nothing changed) yields a recording: the CLI dials the number the shipped routes
 // give to the recorded profile, the consent prompt is rendered by the local agent's voice and heard
 // first on the right channel, the caller is on the left, and the printed file exists.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +88,22 @@ describe('call --record against npm start with the shipped config', () => {
     expect(url).toBe(`${base}/v1/calls/${callSid}/recording`);
     expect(file).toBe(join(dir, 'recordings', `${callSid}.wav`));
     expect(existsSync(file!)).toBe(true);
+
+    // The listen line works as printed, in a shell with no ADMIN_TOKEN (the default): it reads the
+    // server's token file.
+    const listen = /^ {2}listen: (curl .+)$/m.exec(text)?.[1];
+    expect(listen, text).toContain(`$(cat '${join(dir, 'admin-token')}')`);
+    const fetched = spawnSync('/bin/sh', ['-c', listen!], {
+      cwd: dir,
+      env: processEnv({}),
+      encoding: 'utf8',
+    });
+    expect(fetched.status, fetched.stderr).toBe(0);
+    expect(
+      readFileSync(join(dir, `${callSid}.wav`))
+        .subarray(0, 4)
+        .toString('latin1'),
+    ).toBe('RIFF');
 
     const token = readAdminTokenFile(join(dir, 'admin-token')).token;
     const response = await fetch(url!, { headers: { authorization: `Bearer ${token}` } });

@@ -64,7 +64,7 @@ describe('a simulated campaign end to end', () => {
       ],
       {
         cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN: TOKEN },
+        env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN: TOKEN, DATA_DIR: server.dataDir },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

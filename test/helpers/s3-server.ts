@@ -9,6 +9,8 @@ import type { RecordingStoreConfig } from '../../src/config/recording.js';
 export interface S3Server {
   endpoint: string;
   bucket: string;
+  /** Where s3rver keeps the bucket's objects and unfinished uploads' parts. */
+  directory: string;
   /** The store configuration for this server, under `prefix`. */
   config(prefix?: string): Extract<RecordingStoreConfig, { kind: 's3' }>;
   close(): Promise<void>;
@@ -30,6 +32,7 @@ export async function startS3Server(bucket = 'recordings-test'): Promise<S3Serve
   return {
     endpoint,
     bucket,
+    directory,
     config: (prefix = 'recordings/') => ({
       kind: 's3',
       bucket,

@@ -66,7 +66,7 @@ export interface ServerProcess {
   rssBytes(): number;
   /** Sends `signal` (if the process still runs) and waits for it to exit. */
   kill(signal: NodeJS.Signals): Promise<Exit>;
-  /** Kills the process if it still runs and removes its data folder. */
+  /** Kills the process if it still runs and removes the data folder made for it (not one a test named). */
   dispose(): Promise<void>;
 }
 
@@ -108,7 +108,9 @@ async function spawnAt(
   port: number,
   opts: SpawnOptions,
 ): Promise<ServerProcess> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-process-'));
+  // Its own DATA_DIR unless the test names one (a restart, a second server on the same one).
+  const ownDir = mkdtempSync(join(tmpdir(), 'callbridge-process-'));
+  const dataDir = env.DATA_DIR ?? ownDir;
   const baseUrl = `http://127.0.0.1:${port}`;
   // A clean environment: nothing from the developer's shell (AGENT_URL, NODE_ENV…) leaks in.
   const child = spawn(process.execPath, ['dist/main.js'], {
@@ -118,7 +120,7 @@ async function spawnAt(
       HOME: process.env.HOME ?? tmpdir(),
       PORT: String(port),
       HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
+      DATA_DIR: ownDir,
       LOG_LEVEL: 'info',
       ...env,
     },
@@ -168,7 +170,7 @@ async function spawnAt(
         child.kill('SIGKILL');
         await exited;
       }
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(ownDir, { recursive: true, force: true });
     },
   };
   running.add(server);

@@ -12,6 +12,11 @@ export const SIM_USAGE = `usage: callbridge sim [--port 8090] [--host 127.0.0.1]
 
 Runs the local voice agent (and the speech REST subset callbridge uses) until SIGINT or SIGTERM.
 Point a server at it with AGENT_URL=ws://127.0.0.1:8090 AGENT_API_KEY=anything.
+
+  --port N               the port to listen on (default 8090; 0: any free one)
+  --host ADDR            the address to listen on (default 127.0.0.1)
+  --scenario FILE        a JSON script of the conversation, turn by turn (docs/routes.md)
+  --max-connections N    agent sessions open at once at most, the next refused
 `;
 
 export interface SimArgs {

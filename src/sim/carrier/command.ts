@@ -8,20 +8,15 @@ import { writeStereoWav } from './call-tape.js';
 import { packageRoot } from '../package-root.js';
 import { cliAdminToken } from '../../campaign-cli/token.js';
 import { analysisReport } from './call-analysis.js';
+import { ADMIN_TOKEN_FILE } from '../../admin/token-file.js';
+import { callSigning } from './call-signing.js';
+import { dataDirOf } from './simulation-keys-file.js';
 import { recordingReport } from './recording-report.js';
 import type { SimDialect } from './dialect.js';
 import { DEFAULT_DIALECT, dialectNames, findDialect } from './dialects/index.js';
 import type { CallEvent } from './events.js';
 import { formatEvent, SPEAK_REASONS, seconds } from './format.js';
-import {
-  DEFAULT_FROM,
-  DEFAULT_HOLD_MS,
-  DEFAULT_SERVER,
-  DEFAULT_TO,
-  placeCall,
-  RECORDED_TO,
-} from './place-call.js';
-import { simulationEnvFromDataDir } from './simulation-keys-file.js';
+import { DEFAULT_FROM, DEFAULT_HOLD_MS, DEFAULT_TO, placeCall, RECORDED_TO } from './place-call.js';
 
 export interface CommandIo {
   stdout(text: string): void;
@@ -36,9 +31,26 @@ const processIo: CommandIo = {
 };
 
 const E164 = /^\+[1-9]\d{1,14}$/;
-const USAGE =
-  `usage: callbridge call [--server URL] [--carrier ${dialectNames().join('|')}] [--wav FILE] [--out FILE] ` +
-  '[--from E164] [--to E164] [--hold-ms N] [--no-wait] [--no-analysis] [--record] [--verbose]';
+const USAGE = `usage: callbridge call [--server URL] [--carrier ${dialectNames().join('|')}] [--wav FILE] [--out FILE]
+                      [--from E164] [--to E164] [--hold-ms N] [--no-wait] [--no-analysis] [--record] [--verbose]
+
+Places one simulated call against a running server as the carrier would (its voice webhook, then
+the media stream), speaks the caller's audio in real time and prints the call's events.
+
+  --server URL      the server (default http://127.0.0.1:$PORT, PORT 8080)
+  --carrier NAME    the carrier played: ${dialectNames().join(', ')} (default ${DEFAULT_DIALECT.name})
+  --wav FILE        what the caller says, a WAV file (default: a bundled phrase)
+  --out FILE        write both sides of the call there, a stereo WAV (caller left, agent right)
+  --from E164       the caller's number (default ${DEFAULT_FROM})
+  --to E164         the number called (default ${DEFAULT_TO}; with --record ${RECORDED_TO})
+  --hold-ms N       how long the caller stays on the line after speaking (default ${DEFAULT_HOLD_MS})
+  --no-wait         speak at once instead of after the agent's greeting
+  --no-analysis     do not wait for the server's analysis of the call
+  --record          call the number routed to the recorded profile; print where the recording is
+  --verbose, -v     print every mark echo too
+
+Signs as the carrier with the keys the server checks (its simulated carrier's, from DATA_DIR), or
+with the carrier's credentials in the environment; reads the admin token as campaign does.`;
 /** How long to wait for the server to complete the call's recording. */
 const RECORDING_WAIT_MS = 15_000;
 /** How long to wait for the server's post-call analysis of the call. */
@@ -72,7 +84,7 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
   let parsed: CallArgs | 'help';
   let audio: Buffer;
   try {
-    parsed = await readArgs(args);
+    parsed = await readArgs(args, io.env);
     if (parsed === 'help') {
       io.stdout(`${USAGE}\n`);
       return 0;
@@ -90,9 +102,16 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
         'the "recorded" profile (recording on, with a consent prompt)\n',
     );
   }
+  // Signed as the carrier would sign: with the keys the server checks for it (call-signing.ts).
+  const signing = await callSigning({
+    server: parsed.server,
+    dialect,
+    env: definedOnly(io.env),
+    cwd: process.cwd(),
+  });
   io.stdout(
     `calling ${parsed.to} from ${parsed.from} at ${parsed.server} (${dialect.name}, ` +
-      `${dialect.describeSigning(io.env)}), ${seconds(audio.length / 8)} of caller audio\n`,
+      `${signing.note}), ${seconds(audio.length / 8)} of caller audio\n`,
   );
 
   // Ctrl-C hangs up like a caller putting the phone down, so the recording is still written.
@@ -107,9 +126,7 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
       to: parsed.to,
       audio,
       dialect,
-      // Signed as the carrier would sign: with its credentials when they are set here, else with the
-      // keys of the simulated carrier the local server runs.
-      env: { ...simulationEnvFromDataDir(io.env, process.cwd()), ...definedOnly(io.env) },
+      env: signing.env,
       adminToken: adminToken(io.env).value,
       holdMs: parsed.holdMs,
       waitForGreeting: parsed.waitForGreeting,
@@ -160,6 +177,7 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
       server: parsed.server,
       callSid: result.callSid,
       token: adminToken(io.env),
+      tokenInShell: tokenInShell(io.env),
       dataDir: io.env.DATA_DIR?.trim() || './data',
       timeoutMs: RECORDING_WAIT_MS,
       intervalMs: 250,
@@ -172,7 +190,7 @@ export async function callCommand(args: string[], io: CommandIo = processIo): Pr
   return 1;
 }
 
-async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
+async function readArgs(args: string[], env: Record<string, string | undefined>): Promise<CallArgs | 'help'> {
   let values: Record<string, string | boolean | undefined>;
   try {
     values = parseArgs({
@@ -206,7 +224,8 @@ async function readArgs(args: string[]): Promise<CallArgs | 'help'> {
   if (dialect === undefined) {
     throw new UsageError(`unsupported --carrier "${carrier}" (supported: ${dialectNames().join(', ')})`);
   }
-  const server = text('server') ?? DEFAULT_SERVER;
+  // The server this machine runs by default: PORT, as `campaign` and `doctor` read it.
+  const server = text('server') ?? `http://127.0.0.1:${env.PORT?.trim() || '8080'}`;
   if (!/^https?:\/\/[^/]/.test(server) || !URL.canParse(server)) {
     throw new UsageError(`--server must be an http:// or https:// URL, got "${server}"`);
   }
@@ -250,6 +269,16 @@ function adminToken(
   } catch (err) {
     return { value: null, why: (err as Error).message };
   }
+}
+
+/**
+ * The admin token as a shell reads it where the command ran: `$ADMIN_TOKEN` when it is set, else
+ * the server's token file read by `cat` (ADMIN_TOKEN is unset by default: the file is what the CLI used).
+ */
+function tokenInShell(env: Record<string, string | undefined>): string {
+  if (env.ADMIN_TOKEN?.trim()) return '$ADMIN_TOKEN';
+  const file = join(dataDirOf(env, process.cwd()), ADMIN_TOKEN_FILE);
+  return `$(cat '${file.replace(/'/g, `'\\''`)}')`;
 }
 
 /** When the caller spoke, for the summary: the greeting wait is what most often explains a call. */

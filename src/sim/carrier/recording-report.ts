@@ -10,6 +10,8 @@ export interface RecordingWaitOptions {
   server: string;
   callSid: string;
   token: { value: string } | { value: null; why: string };
+  /** The token as a shell finds it, for the printed curl line: `$ADMIN_TOKEN` or the file read. */
+  tokenInShell: string;
   /** Where a server on this machine keeps its data (DATA_DIR), for the file's path. */
   dataDir: string;
   timeoutMs: number;
@@ -58,7 +60,7 @@ function describe(recording: CallRecordingRecord, opts: RecordingWaitOptions, ur
   lines.push(
     `  file: ${join(resolve(opts.dataDir), 'recordings', `${opts.callSid}.wav`)} (with RECORDING_STORE=file)`,
   );
-  lines.push(`  listen: curl -H "Authorization: Bearer $ADMIN_TOKEN" ${url} -o ${opts.callSid}.wav`);
+  lines.push(`  listen: curl -H "Authorization: Bearer ${opts.tokenInShell}" ${url} -o ${opts.callSid}.wav`);
   return lines;
 }
 
