@@ -59,28 +59,3 @@ export function simulationSigningEnv(
     [telnyxSeedVariable]: only('telnyx', keys.telnyxPrivateSeed),
   };
 }
-
-/** The carriers whose configuration holds no credential at all: only they are simulated. */
-export function carriersWithoutCredentials(config: {
-  twilio: { accountSid: string | null; authToken: string | null };
-  telnyx: { apiKey: string | null; publicKeys: readonly string[]; connectionId: string | null };
-  plivo: { authId: string | null; authToken: string | null };
-  vonage: {
-    applicationId: string | null;
-    privateKey: string | null;
-    signatureSecrets: readonly string[];
-    apiKey: string | null;
-  };
-  exotel: { accountSid: string | null; apiKey: string | null; apiToken: string | null };
-}): string[] {
-  const none = (...values: ReadonlyArray<string | null | readonly string[]>) =>
-    values.every((value) => value === null || (Array.isArray(value) && value.length === 0));
-  const { twilio, telnyx, plivo, vonage, exotel } = config;
-  return [
-    none(twilio.accountSid, twilio.authToken) ? 'twilio' : null,
-    none(telnyx.apiKey, telnyx.publicKeys, telnyx.connectionId) ? 'telnyx' : null,
-    none(plivo.authId, plivo.authToken) ? 'plivo' : null,
-    none(vonage.applicationId, vonage.privateKey, vonage.signatureSecrets, vonage.apiKey) ? 'vonage' : null,
-    none(exotel.accountSid, exotel.apiKey, exotel.apiToken) ? 'exotel' : null,
-  ].filter((name) => name !== null);
-}

@@ -9,7 +9,7 @@ import { createAgentDialer } from '../../src/agent/dialer.js';
 import { type AppDeps, buildApp } from '../../src/app.js';
 import type { CarrierAdapter } from '../../src/call/carrier-port.js';
 import { simulationKeysFor } from '../../src/carriers/simulation-keys.js';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/carriers/load-config.js';
 import type { Config } from '../../src/config/types.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import type { DialerOptions } from '../../src/outbound/dialer.js';

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { MediaFormat } from '../../audio/format.js';
 import type { CallIntake, PreparedCall, ResolvedContext } from '../../call/carrier-port.js';
-import type { TelnyxStreamCodec } from '../../config/types.js';
+import type { TelnyxStreamCodec } from './config.js';
 import { BadRequestError } from '../../errors.js';
 import type { RecentIds } from '../recent-ids.js';
 import { decodeClientState, encodeClientState } from './client-state.js';

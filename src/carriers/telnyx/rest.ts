@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { CarrierApiError, retryableStatus } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
 import { carrierRequest } from '../carrier-request.js';
-import type { TelnyxStreamCodec } from '../../config/types.js';
+import type { TelnyxStreamCodec } from './config.js';
 
 export interface TelnyxRestOptions {
   /** Base URL, `https://api.telnyx.com` in production. */

@@ -8,7 +8,7 @@ import type { KeyObject } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { type CallIntake, OBSERVER_HEADER, type PreparedCall } from '../../call/carrier-port.js';
-import type { TelnyxStreamCodec } from '../../config/types.js';
+import type { TelnyxStreamCodec } from './config.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { RecentIds } from '../recent-ids.js';
