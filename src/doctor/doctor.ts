@@ -1,6 +1,7 @@
 // `callbridge doctor`: configuration, secrets and reachability of the configured hosts, as lines
 // (README.md "Commands"). A pure function of an environment and a folder, like the
 // configuration itself; the probes run side by side, each bounded by its own timeout.
+import type { Carrier } from '../carriers/carrier.js';
 import type { Env } from '../config/env.js';
 import { loadConfig } from '../carriers/load-config.js';
 import type { Config } from '../config/types.js';
@@ -21,13 +22,15 @@ export interface DoctorOptions {
   cwd?: string;
   /** Bound on each network check. */
   timeoutMs?: number;
+  /** The carriers' list; default src/carriers/registry.ts's. */
+  carriers?: readonly Carrier[];
 }
 
 export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<CheckLine[]> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   let config: Config;
   try {
-    config = loadConfig(env, opts.cwd === undefined ? {} : { cwd: opts.cwd });
+    config = loadConfig(env, opts.cwd === undefined ? {} : { cwd: opts.cwd }, opts.carriers);
   } catch (err) {
     // Nothing else can be checked against a configuration that does not load.
     return redactLines([fail(`configuration: ${(err as Error).message}`)], env);
@@ -35,7 +38,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Che
   const groups = await Promise.all([
     [configurationLine(config)],
     agentChecks(config, timeoutMs),
-    carrierChecks(config, timeoutMs),
+    carrierChecks(config, timeoutMs, opts.carriers),
     [adminTokenLine(config), webhookSecretsLine(config)],
     stateCheck(config, timeoutMs),
     gatewayChecks(config, timeoutMs),
