@@ -90,15 +90,18 @@ export function carriersWithoutCredentials(
     .map((carrier) => carrier.name);
 }
 
-/** One line per carrier whose requests are not verified: refused in production, accepted unverified outside it. */
+/**
+ * What start says of carriers whose requests are not verified: in production one line for each,
+ * refused; elsewhere one line naming them all, taken unverified (or as the simulated carrier's).
+ */
 export function unverifiedCarrierWarnings(config: Config, carriers: readonly Carrier[] = CARRIERS): string[] {
-  const production = config.nodeEnv === 'production';
-  return carriers
+  const unverified = carriers
     .filter((carrier) => !carrier.verifies(settingsOf(config, carrier)))
-    .map((carrier) => {
-      const key = carrier.verifiedBy.at(-1)!;
-      return production
-        ? `${key} is not set: ${carrier.name} requests are refused until it is`
-        : `${key} is not set: ${carrier.name} requests are not verified`;
-    });
+    .map((carrier) => ({ name: carrier.name, key: carrier.verifiedBy.at(-1)! }));
+  if (config.nodeEnv === 'production') {
+    return unverified.map(({ name, key }) => `${key} is not set: ${name} requests are refused until it is`);
+  }
+  if (unverified.length === 0) return [];
+  const listed = unverified.map(({ name, key }) => `${name} (${key} is not set)`).join(', ');
+  return [`carrier requests are not verified for ${listed}`];
 }
