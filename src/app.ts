@@ -43,7 +43,7 @@ import { MAX_TOKEN_CHARS } from './call/stream-token.js';
 import { VoicemailRecordings } from './call/voicemail-recordings.js';
 import { registerPlaceCallRoutes } from './admin/place-call.js';
 import { MachineVerdicts } from './call/machine-verdicts.js';
-import { buildCallPlacers, buildCarrierAdapters } from './carriers/index.js';
+import { buildCallPlacers, buildCarrierAdapters, carriersWithoutCredentials } from './carriers/index.js';
 import type { CallPlacer } from './carriers/placer.js';
 import { composeOriginator } from './originator.js';
 import { DialPolicy } from './trust/dial-policy.js';
@@ -316,7 +316,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     carriers: carriers.map((carrier) => carrier.name),
     media: Object.fromEntries(carriers.map((carrier) => [carrier.name, mediaPath(carrier.name)])),
     ...(deps.simulatedCarrierApi !== undefined ? { simulatedCarrierApi: deps.simulatedCarrierApi } : {}),
-    ...(deps.simulationKeys ? { simulation: describeSimulation(deps.simulationKeys, config) } : {}),
+    ...(deps.simulationKeys ? { simulation: describeSimulation(deps.simulationKeys, carriersWithoutCredentials(config)) } : {}),
     calls: { active: state.registry.size },
     webhooks: await gateway.info(),
     analysis: deps.analysis ? 'on' : 'off',

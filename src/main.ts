@@ -5,23 +5,14 @@ import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import { ensureAdminToken } from './admin/token-file.js';
 import { createAgentDialer } from './agent/dialer.js';
-import {
-  carriersWithoutCredentials,
-  simulationKeysFor,
-  simulationSigningEnv,
-} from './carriers/simulation-keys.js';
+import { carriersWithoutCredentials, unverifiedCarrierWarnings } from './carriers/index.js';
+import { simulationKeysFor, simulationSigningEnv } from './carriers/simulation-keys.js';
 import { buildApp } from './app.js';
 import { SHUTDOWN_FAREWELL } from './call/session.js';
-import { loadConfig } from './config/load.js';
+import { loadConfig } from './carriers/load-config.js';
 import { claimPort, describeBindFailure, type PortClaim } from './port-claim.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics/metrics.js';
-import { startLocalAgent } from './sim/agent/server.js';
-import { simulatedCallee } from './sim/callee/answer.js';
-import { TELNYX_SIM_PRIVATE_KEY_VARIABLE } from './sim/carrier/dialects/telnyx-webhooks.js';
-import { startSimulatedCarrierApi } from './sim/carrier-api/server.js';
-import { writeSimulationKeys } from './sim/carrier/simulation-keys-file.js';
-import { speakText } from './sim/speech/spoken-text.js';
 import { AnalysisService } from './speech/analysis.js';
 import { warnUnknownThinkModels } from './speech/model-check.js';
 import { agentRestBase } from './speech/models.js';
@@ -100,9 +91,13 @@ const store = await openStore(config);
 
 let agentUrl = config.agent.url;
 let agentKey = config.agent.apiKey;
+// The simulator (src/sim/) is loaded only when something here uses it: a configured deployment
+// never reads it.
 const localAgent =
   agentUrl === null
-    ? await startLocalAgent({ logger: logger.child({ component: 'local-agent' }), latencyReports: true })
+    ? await (
+        await import('./sim/agent/server.js')
+      ).startLocalAgent({ logger: logger.child({ component: 'local-agent' }), latencyReports: true })
     : null;
 if (localAgent) {
   agentUrl = localAgent.url;
@@ -113,17 +108,7 @@ if (localAgent) {
   );
 }
 
-if (!config.twilio.authToken) {
-  logger.warn('TWILIO_AUTH_TOKEN is not set: carrier requests are not verified');
-}
-if (config.exotel.allowedCidrs === null) {
-  // Exotel signs nothing: its networks are the only proof a request is Exotel's (docs/security.md).
-  logger.warn(
-    config.nodeEnv === 'production'
-      ? "EXOTEL_ALLOWED_CIDRS is not set: Exotel requests are refused until it names Exotel's networks"
-      : 'EXOTEL_ALLOWED_CIDRS is not set: Exotel requests are answered as unverified (no agent until the stream authenticates)',
-  );
-}
+for (const warning of unverifiedCarrierWarnings(config)) logger.warn(warning);
 
 // Carriers without any credentials place, answer and end their calls on the built-in simulated
 // carrier API, so every carrier can be tried with no account. Never in production: there a missing
@@ -141,15 +126,7 @@ const simulatedCarrierApi =
   simulationKeys !== undefined
     ? sharedSimulatedApi !== undefined
       ? { url: sharedSimulatedApi, close: async () => {} }
-      : await startSimulatedCarrierApi({
-          // Its callees answer outbound calls as the number plan says (src/sim/callee/plan.ts).
-          onPlaced: simulatedCallee({
-            timeScale: 1 / (config.simulatedCalleeSpeedup ?? 1),
-            // Callbacks are signed with the simulation's own keys, which this server trusts for them.
-            env: simulationSigningEnv(simulationKeys, carriersWithoutApi, TELNYX_SIM_PRIVATE_KEY_VARIABLE),
-            onError: (message) => logger.warn({ component: 'simulated-carrier' }, message),
-          }),
-        })
+      : await startSimulatedCarrier(simulationKeys)
     : null;
 if (simulatedCarrierApi) {
   logger.info(
@@ -191,7 +168,7 @@ const prompts = new PromptAudio({
   metrics,
   // With the built-in agent and no rendering, a text prompt (a recording's consent, a voicemail) is
   // spoken by the agent's own voice rather than left silent.
-  ...(localAgent ? { localVoice: speakText } : {}),
+  ...(localAgent ? { localVoice: (await import('./sim/speech/spoken-text.js')).speakText } : {}),
 });
 
 let app: Awaited<ReturnType<typeof buildApp>>;
@@ -281,6 +258,7 @@ await app.listen(portClaim.listenOptions());
 if (simulatedCarrierApi && simulationKeys) {
   // `callbridge call` on this machine signs with the simulation's keys, as the carrier would. Written
   // now the port is ours, under its number: another server on this DATA_DIR has a file of its own.
+  const { writeSimulationKeys } = await import('./sim/carrier/simulation-keys-file.js');
   writeSimulationKeys(config.dataDir, portClaim.port, simulationKeys, carriersWithoutApi);
 }
 gateway.startDrainer();
@@ -300,3 +278,22 @@ void warnUnknownThinkModels(
   logger,
 );
 app.callbridge.outbound.dialer?.start();
+
+/** The built-in simulated carrier API, whose callees answer outbound calls as its number plan says. */
+async function startSimulatedCarrier(keys: NonNullable<typeof simulationKeys>) {
+  const [{ startSimulatedCarrierApi }, { simulatedCallee }, { TELNYX_SIM_PRIVATE_KEY_VARIABLE }] =
+    await Promise.all([
+      import('./sim/carrier-api/server.js'),
+      import('./sim/callee/answer.js'),
+      import('./sim/carrier/dialects/telnyx-webhooks.js'),
+    ]);
+  return startSimulatedCarrierApi({
+    // Its callees answer outbound calls as the number plan says (src/sim/callee/plan.ts).
+    onPlaced: simulatedCallee({
+      timeScale: 1 / (config.simulatedCalleeSpeedup ?? 1),
+      // Callbacks are signed with the simulation's own keys, which this server trusts for them.
+      env: simulationSigningEnv(keys, carriersWithoutApi, TELNYX_SIM_PRIVATE_KEY_VARIABLE),
+      onError: (message) => logger.warn({ component: 'simulated-carrier' }, message),
+    }),
+  });
+}

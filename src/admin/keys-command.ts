@@ -2,7 +2,7 @@
 // to the configured store (SQLite in DATA_DIR, or REDIS_URL), so no key is needed to make the first
 // one. Creations and deletions are audited under the name `cli`. docs/console.md, "Keys".
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config/load.js';
+import { loadConfig } from '../carriers/load-config.js';
 import { ROLES } from '../store/access.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/store.js';

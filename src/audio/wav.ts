@@ -1,7 +1,8 @@
-// RIFF/WAVE files in and out: what `callbridge call` streams to the server and what it writes back.
+// RIFF/WAVE files read: what `callbridge call` streams to the server, voicemail and prompt audio.
 // Reading accepts what audio tools commonly produce (any rate, 1+ channels, PCM 8 to 32 bits, float,
-// G.711, WAVE_FORMAT_EXTENSIBLE); everything comes out as mono 16-bit samples.
+// G.711, WAVE_FORMAT_EXTENSIBLE); everything comes out as mono 16-bit samples. wav-writer.ts writes.
 import { decodeAlaw, decodeMulaw, encodeMulaw } from './codec.js';
+import { PHONE_RATE, WAVE_FORMAT } from './wav-writer.js';
 
 export type WavSampleFormat = 'pcm8' | 'pcm16' | 'pcm24' | 'pcm32' | 'float32' | 'float64' | 'mulaw' | 'alaw';
 
@@ -23,12 +24,13 @@ export class WavFormatError extends Error {
   }
 }
 
-// Format tags from the Microsoft RIFF specification (mmreg.h).
-const WAVE_FORMAT_PCM = 0x0001;
-const WAVE_FORMAT_IEEE_FLOAT = 0x0003;
-const WAVE_FORMAT_ALAW = 0x0006;
-const WAVE_FORMAT_MULAW = 0x0007;
-const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
+const {
+  PCM: WAVE_FORMAT_PCM,
+  IEEE_FLOAT: WAVE_FORMAT_IEEE_FLOAT,
+  ALAW: WAVE_FORMAT_ALAW,
+  MULAW: WAVE_FORMAT_MULAW,
+  EXTENSIBLE: WAVE_FORMAT_EXTENSIBLE,
+} = WAVE_FORMAT;
 // The fixed tail of every KSDATAFORMAT_SUBTYPE GUID; its first two bytes carry the plain format tag.
 const SUBTYPE_GUID_TAIL = Buffer.from('000000001000800000aa00389b71', 'hex');
 // Writers that stream a file of unknown length leave the data size at its maximum.
@@ -176,8 +178,6 @@ function floatToInt16(value: number): number {
   return Math.max(-1, Math.min(1, value)) * 32767;
 }
 
-const PHONE_RATE = 8000;
-
 /** The file as the phone leg carries it: mono, 8 kHz, G.711 μ-law bytes. */
 export function toMulaw8k(wav: WavAudio): Buffer {
   return encodeMulaw(resampleAny(wav.samples, wav.sampleRate, PHONE_RATE));
@@ -231,76 +231,4 @@ function boxFilter(samples: Int16Array, width: number): Int16Array {
     }
   }
   return out;
-}
-
-/**
- * μ-law 8 kHz mono WAV (format tag 7), byte-exact with what the phone leg carried. Non-PCM formats
- * take an 18-byte fmt chunk and a fact chunk holding the sample count.
- */
-export function writeWavMulaw(mulaw: Buffer): Buffer {
-  const fmt = Buffer.alloc(18);
-  fmt.writeUInt16LE(WAVE_FORMAT_MULAW, 0);
-  fmt.writeUInt16LE(1, 2);
-  fmt.writeUInt32LE(PHONE_RATE, 4);
-  fmt.writeUInt32LE(PHONE_RATE, 8);
-  fmt.writeUInt16LE(1, 12);
-  fmt.writeUInt16LE(8, 14);
-  fmt.writeUInt16LE(0, 16);
-  const fact = Buffer.alloc(4);
-  fact.writeUInt32LE(mulaw.length, 0);
-  return riff([chunk('fmt ', fmt), chunk('fact', fact), chunk('data', mulaw)]);
-}
-
-export function writeWavPcm16(samples: Int16Array, sampleRate: number): Buffer {
-  const fmt = Buffer.alloc(16);
-  fmt.writeUInt16LE(WAVE_FORMAT_PCM, 0);
-  fmt.writeUInt16LE(1, 2);
-  fmt.writeUInt32LE(sampleRate, 4);
-  fmt.writeUInt32LE(sampleRate * 2, 8);
-  fmt.writeUInt16LE(2, 12);
-  fmt.writeUInt16LE(16, 14);
-  const data = Buffer.allocUnsafe(samples.length * 2);
-  for (let i = 0; i < samples.length; i++) data.writeInt16LE(samples[i]!, i * 2);
-  return riff([chunk('fmt ', fmt), chunk('data', data)]);
-}
-
-/**
- * Raw G.711 or 16-bit PCM bytes at any rate, wrapped as a mono WAV file (what a speak endpoint
- * answers with `container=wav`): a header that names the encoding and the rate.
- */
-export function writeWavEncoded(
-  audio: Buffer,
-  encoding: 'mulaw' | 'alaw' | 'linear16',
-  sampleRate: number,
-): Buffer {
-  const bytesPerSample = encoding === 'linear16' ? 2 : 1;
-  const fmt = Buffer.alloc(encoding === 'linear16' ? 16 : 18);
-  const tag =
-    encoding === 'mulaw' ? WAVE_FORMAT_MULAW : encoding === 'alaw' ? WAVE_FORMAT_ALAW : WAVE_FORMAT_PCM;
-  fmt.writeUInt16LE(tag, 0);
-  fmt.writeUInt16LE(1, 2);
-  fmt.writeUInt32LE(sampleRate, 4);
-  fmt.writeUInt32LE(sampleRate * bytesPerSample, 8);
-  fmt.writeUInt16LE(bytesPerSample, 12);
-  fmt.writeUInt16LE(bytesPerSample * 8, 14);
-  if (encoding === 'linear16') return riff([chunk('fmt ', fmt), chunk('data', audio)]);
-  const fact = Buffer.alloc(4);
-  fact.writeUInt32LE(audio.length, 0);
-  return riff([chunk('fmt ', fmt), chunk('fact', fact), chunk('data', audio)]);
-}
-
-function chunk(id: string, body: Buffer): Buffer {
-  const header = Buffer.alloc(8);
-  header.write(id, 0, 'latin1');
-  header.writeUInt32LE(body.length, 4);
-  const pad = body.length % 2 === 1 ? [Buffer.alloc(1)] : [];
-  return Buffer.concat([header, body, ...pad]);
-}
-
-function riff(chunks: Buffer[]): Buffer {
-  const header = Buffer.alloc(12);
-  header.write('RIFF', 0, 'latin1');
-  header.writeUInt32LE(4 + chunks.reduce((n, c) => n + c.length, 0), 4);
-  header.write('WAVE', 8, 'latin1');
-  return Buffer.concat([header, ...chunks]);
 }

@@ -5,7 +5,7 @@
 // decline's text. Unauthenticated, as a carrier fetches it: it is the same words every caller hears.
 import type { FastifyInstance } from 'fastify';
 import { MULAW_8K } from '../audio/format.js';
-import { writeWavMulaw } from '../audio/wav.js';
+import { writeWavMulaw } from '../audio/wav-writer.js';
 import type { PromptPlayer } from './fallback-audio.js';
 
 export const DECLINE_AUDIO_PATH = '/prompts/at_capacity.wav';

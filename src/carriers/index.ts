@@ -1,71 +1,59 @@
-// The carriers this server speaks, built from the configuration. Adding a carrier is its folder
-// under src/carriers/ and one line here; nothing in the call core changes. Every carrier's routes
-// are served; each verifies its requests once its credentials are set.
-import type { Logger } from 'pino';
+// The carriers this server serves and places calls with, built from the configuration and the list
+// in registry.ts. Outside production every carrier is served, those without credentials through
+// the simulated carrier; in production a carrier is served only when it can verify its requests,
+// and the routes of the others refuse every request, naming the variable to set.
 import type { CarrierAdapter } from '../call/carrier-port.js';
 import type { Config } from '../config/types.js';
-import type { Metrics } from '../metrics/metrics.js';
-import { createExotelAdapter } from './exotel/adapter.js';
-import { createExotelPlacer } from './exotel/placer.js';
-import { createExotelRest } from './exotel/rest.js';
+import { BadSignatureError } from '../errors.js';
+import { type Carrier, type CarrierAdapterDeps, settingsOf } from './carrier.js';
 import type { CallPlacer } from './placer.js';
-import { createPlivoAdapter, PLIVO_REST_TIMEOUT_MS, PLIVO_SIMULATED_AUTH_ID } from './plivo/adapter.js';
-import { createPlivoPlacer } from './plivo/placer.js';
-import { createPlivoRest } from './plivo/rest.js';
-import { createTelnyxAdapter } from './telnyx/adapter.js';
-import { createTelnyxPlacer } from './telnyx/placer.js';
-import { createTelnyxRest } from './telnyx/rest.js';
-import { createTwilioAdapter } from './twilio/adapter.js';
-import { createTwilioPlacer } from './twilio/placer.js';
-import { createTwilioRest } from './twilio/rest.js';
-import { createVonageAdapter, vonageRestFor } from './vonage/adapter.js';
-import { createVonagePlacer } from './vonage/placer.js';
-import type { ClaimOnce } from './replay-guard.js';
-import { carriersWithoutCredentials, type SimulationKeys } from './simulation-keys.js';
+import { CARRIERS } from './registry.js';
+import { refusedCarrierRoutes } from './refused-routes.js';
+import type { SimulationKeys } from './simulation-keys.js';
 
-/** What an adapter may need besides its configuration. */
-export interface CarrierAdapterDeps {
-  logger: Logger;
-  metrics: Metrics;
-  /** The shared store's single-use claim, so a replayed signed webhook is refused on every instance. */
-  claimOnce?: ClaimOnce;
-  /**
-   * The built-in simulated carrier API (src/sim/carrier-api/), for carriers whose calls are answered
-   * through their REST API and whose credentials are not set; absent in production.
-   */
-  simulatedApiUrl?: string;
-  /** The outbound placers, for carriers whose webhooks look a placed call up (Exotel). */
-  placers?: readonly CallPlacer[];
+export { SIMULATED_CALLER_ID, SIMULATED_TELNYX_CONNECTION_ID } from './simulated.js';
+
+export type BuildAdapterDeps = Omit<CarrierAdapterDeps, 'simulationKeys'> & {
   /** The simulated carrier's own signing keys (outside production), trusted for carriers without credentials. */
   simulationKeys?: SimulationKeys | null;
+};
+
+export function buildCarrierAdapters(
+  config: Config,
+  deps: BuildAdapterDeps,
+  carriers: readonly Carrier[] = CARRIERS,
+): CarrierAdapter[] {
+  // The simulation's keys are trusted only for the carriers it serves: those with no credentials.
+  const simulated = new Set(deps.simulationKeys ? carriersWithoutCredentials(config, carriers) : []);
+  return carriers.map((carrier) => {
+    const adapter = carrier.createAdapter(config, {
+      ...deps,
+      simulationKeys: simulated.has(carrier.name) ? (deps.simulationKeys ?? null) : null,
+    });
+    return served(config, carrier) ? adapter : refusing(adapter, carrier);
+  });
 }
 
-export function buildCarrierAdapters(config: Config, deps: CarrierAdapterDeps): CarrierAdapter[] {
-  const rest = {
-    logger: deps.logger,
-    metrics: deps.metrics,
-    ...(deps.simulatedApiUrl !== undefined ? { simulatedApiUrl: deps.simulatedApiUrl } : {}),
+/** Whether the carrier is served: always outside production; in production, once it is configured. */
+export function served(config: Config, carrier: Carrier): boolean {
+  if (config.nodeEnv !== 'production') return true;
+  const settings = settingsOf(config, carrier);
+  return carrier.verifies(settings) || carrier.hasCredentials(settings);
+}
+
+/** A carrier production does not serve: every request and media upgrade refused, saying what to set. */
+function refusing(adapter: CarrierAdapter, carrier: Carrier): CarrierAdapter {
+  const key = carrier.verifiedBy.at(-1)!;
+  const message = `${carrier.name} requests are refused: ${key} is not set`;
+  return {
+    ...adapter,
+    verified: false,
+    control: null,
+    routes: (intake) => refusedCarrierRoutes(carrier.name, message, intake),
+    verifyUpgrade: () => {
+      throw new BadSignatureError(message);
+    },
   };
-  // The simulation's keys are trusted only for the carriers it serves: those with no credentials.
-  const simulated = new Set(deps.simulationKeys ? carriersWithoutCredentials(config) : []);
-  const keysFor = (carrier: string) => (simulated.has(carrier) ? (deps.simulationKeys ?? null) : null);
-  return [
-    createTwilioAdapter(config, { simulationKeys: keysFor('twilio') }),
-    createTelnyxAdapter(config, { ...rest, simulationKeys: keysFor('telnyx') }),
-    createPlivoAdapter(config, {
-      ...rest,
-      ...(deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
-      simulationKeys: keysFor('plivo'),
-    }),
-    createVonageAdapter(config, {
-      simulationKeys: keysFor('vonage'),
-      ...(deps.claimOnce ? { claimOnce: deps.claimOnce } : {}),
-      ...(deps.simulatedApiUrl !== undefined ? { simulatedApiUrl: deps.simulatedApiUrl } : {}),
-    }),
-    createExotelAdapter(config, {
-      placer: deps.placers?.find((placer) => placer.carrier === 'exotel') ?? null,
-    }),
-  ];
 }
 
 export interface CallPlacerDeps {
@@ -77,128 +65,43 @@ export interface CallPlacerDeps {
 }
 
 const REST_TIMEOUT_MS = 10_000;
-/** The caller ID of simulated calls when a request names none and no number is routed. */
-export const SIMULATED_CALLER_ID = '+15005550006';
-/** The Call Control application simulated Telnyx calls are placed through when none is configured. */
-export const SIMULATED_TELNYX_CONNECTION_ID = 'simulated';
-/** The account and flow of simulated Exotel calls when no flow is configured. */
-const SIMULATED_EXOTEL_ACCOUNT = 'callbridgesim1';
-const SIMULATED_EXOTEL_FLOW = `http://my.exotel.com/${SIMULATED_EXOTEL_ACCOUNT}/exoml/start_voice/1`;
 
 /** The carriers that can place outbound calls here, the default first. */
-export function buildCallPlacers(config: Config, deps: CallPlacerDeps = {}): CallPlacer[] {
-  const placers: CallPlacer[] = [];
-  const routed = Object.keys(config.numbers.routes).find((number) => number.startsWith('+')) ?? null;
-  const simulated = deps.simulatedApiUrl ?? null;
-  const { accountSid, authToken } = config.twilio;
-  if (accountSid && authToken) {
-    const rest = createTwilioRest({
-      apiUrl: config.twilio.apiUrl,
-      accountSid,
-      authToken,
-      timeoutMs: REST_TIMEOUT_MS,
-    });
-    placers.push(createTwilioPlacer({ rest, publicUrl: () => config.publicUrl, defaultFrom: routed }));
-  } else if (simulated !== null) {
-    // The simulated API takes any credentials; these name no account.
-    const rest = createTwilioRest({
-      apiUrl: simulated,
-      accountSid: 'ACsimulated',
-      authToken: 'simulated',
-      timeoutMs: REST_TIMEOUT_MS,
-    });
-    placers.push(
-      createTwilioPlacer({
-        rest,
-        publicUrl: () => config.publicUrl,
-        defaultFrom: routed ?? SIMULATED_CALLER_ID,
-      }),
-    );
-  }
-  const telnyx = telnyxPlacer(config, simulated, routed);
-  if (telnyx) placers.push(telnyx);
-  const plivo = plivoPlacer(config, simulated, routed);
-  if (plivo) placers.push(plivo);
-  const vonage = vonageRestFor(config, { simulatedApiUrl: simulated, timeoutMs: REST_TIMEOUT_MS });
-  if (vonage) {
-    const real = config.vonage.applicationId !== null && config.vonage.privateKey !== null;
-    placers.push(
-      createVonagePlacer({
-        rest: vonage,
-        publicUrl: () => config.publicUrl,
-        defaultFrom: real ? routed : (routed ?? SIMULATED_CALLER_ID),
-      }),
-    );
-  }
-  const exotel = exotelPlacer(config, simulated, routed);
-  if (exotel) placers.push(exotel);
-  return placers;
-}
-
-/** Exotel's placer: its REST API with credentials and a flow, else the simulated one. */
-function exotelPlacer(config: Config, simulated: string | null, routed: string | null): CallPlacer | null {
-  const { accountSid, apiKey, apiToken, apiUrl, flowUrl } = config.exotel;
-  if (accountSid && apiKey && apiToken) {
-    // Without a flow there is nothing for an answered call to run: Exotel places no calls here.
-    if (flowUrl === null) return null;
-    const rest = createExotelRest({ apiUrl, accountSid, apiKey, apiToken, timeoutMs: REST_TIMEOUT_MS });
-    return createExotelPlacer({ rest, flowUrl, publicUrl: () => config.publicUrl, defaultFrom: routed });
-  }
-  if (simulated === null) return null;
-  const rest = createExotelRest({
-    apiUrl: simulated,
-    accountSid: SIMULATED_EXOTEL_ACCOUNT,
-    apiKey: 'simulated',
-    apiToken: 'simulated',
+export function buildCallPlacers(
+  config: Config,
+  deps: CallPlacerDeps = {},
+  carriers: readonly Carrier[] = CARRIERS,
+): CallPlacer[] {
+  const context = {
+    simulatedApiUrl: deps.simulatedApiUrl ?? null,
+    routedNumber: Object.keys(config.numbers.routes).find((number) => number.startsWith('+')) ?? null,
     timeoutMs: REST_TIMEOUT_MS,
-  });
-  return createExotelPlacer({
-    rest,
-    flowUrl: flowUrl ?? SIMULATED_EXOTEL_FLOW,
-    publicUrl: () => config.publicUrl,
-    defaultFrom: routed ?? SIMULATED_CALLER_ID,
-  });
+  };
+  return carriers.flatMap((carrier) => carrier.createPlacer(config, context) ?? []);
 }
 
-/** Telnyx's placer: its REST API with a key and a Call Control application, else the simulated one. */
-function telnyxPlacer(config: Config, simulated: string | null, routed: string | null): CallPlacer | null {
-  const { apiKey, apiUrl, connectionId } = config.telnyx;
-  const api =
-    apiKey !== null
-      ? // Outbound calls need the Call Control application to place them through.
-        connectionId !== null
-        ? { apiUrl, apiKey, connectionId, defaultFrom: routed }
-        : null
-      : simulated !== null
-        ? {
-            apiUrl: simulated,
-            apiKey: 'simulated',
-            connectionId: connectionId ?? SIMULATED_TELNYX_CONNECTION_ID,
-            defaultFrom: routed ?? SIMULATED_CALLER_ID,
-          }
-        : null;
-  if (api === null) return null;
-  const rest = createTelnyxRest({ ...api, timeoutMs: REST_TIMEOUT_MS });
-  return createTelnyxPlacer({ rest, publicUrl: () => config.publicUrl, defaultFrom: api.defaultFrom });
+/** The carriers whose configuration holds no credential at all: only they are simulated. */
+export function carriersWithoutCredentials(
+  config: Config,
+  carriers: readonly Carrier[] = CARRIERS,
+): string[] {
+  return carriers
+    .filter((carrier) => !carrier.hasCredentials(settingsOf(config, carrier)))
+    .map((carrier) => carrier.name);
 }
 
-/** Plivo's placer: its REST API with credentials, else the simulated one; null with neither. */
-function plivoPlacer(config: Config, simulated: string | null, routed: string | null): CallPlacer | null {
-  const { authId, authToken, apiUrl } = config.plivo;
-  const api =
-    authId !== null && authToken !== null
-      ? { apiUrl, authId, authToken, defaultFrom: routed }
-      : simulated !== null
-        ? // The simulated API takes any credentials whose Auth ID matches the path.
-          {
-            apiUrl: simulated,
-            authId: PLIVO_SIMULATED_AUTH_ID,
-            authToken: 'simulated',
-            defaultFrom: routed ?? SIMULATED_CALLER_ID,
-          }
-        : null;
-  if (api === null) return null;
-  const publicUrl = () => config.publicUrl;
-  const rest = createPlivoRest({ ...api, publicUrl, timeoutMs: PLIVO_REST_TIMEOUT_MS });
-  return createPlivoPlacer({ rest, publicUrl, defaultFrom: api.defaultFrom });
+/**
+ * What start says of carriers whose requests are not verified: in production one line for each,
+ * refused; elsewhere one line naming them all, taken unverified (or as the simulated carrier's).
+ */
+export function unverifiedCarrierWarnings(config: Config, carriers: readonly Carrier[] = CARRIERS): string[] {
+  const unverified = carriers
+    .filter((carrier) => !carrier.verifies(settingsOf(config, carrier)))
+    .map((carrier) => ({ name: carrier.name, key: carrier.verifiedBy.at(-1)! }));
+  if (config.nodeEnv === 'production') {
+    return unverified.map(({ name, key }) => `${key} is not set: ${name} requests are refused until it is`);
+  }
+  if (unverified.length === 0) return [];
+  const listed = unverified.map(({ name, key }) => `${name} (${key} is not set)`).join(', ');
+  return [`carrier requests are not verified for ${listed}`];
 }

@@ -59,32 +59,6 @@ export function simulationSigningEnv(
     [telnyxSeedVariable]: only('telnyx', keys.telnyxPrivateSeed),
   };
 }
-
-/** The carriers whose configuration holds no credential at all: only they are simulated. */
-export function carriersWithoutCredentials(config: {
-  twilio: { accountSid: string | null; authToken: string | null };
-  telnyx: { apiKey: string | null; publicKeys: readonly string[]; connectionId: string | null };
-  plivo: { authId: string | null; authToken: string | null };
-  vonage: {
-    applicationId: string | null;
-    privateKey: string | null;
-    signatureSecrets: readonly string[];
-    apiKey: string | null;
-  };
-  exotel: { accountSid: string | null; apiKey: string | null; apiToken: string | null };
-}): string[] {
-  const none = (...values: ReadonlyArray<string | null | readonly string[]>) =>
-    values.every((value) => value === null || (Array.isArray(value) && value.length === 0));
-  const { twilio, telnyx, plivo, vonage, exotel } = config;
-  return [
-    none(twilio.accountSid, twilio.authToken) ? 'twilio' : null,
-    none(telnyx.apiKey, telnyx.publicKeys, telnyx.connectionId) ? 'telnyx' : null,
-    none(plivo.authId, plivo.authToken) ? 'plivo' : null,
-    none(vonage.applicationId, vonage.privateKey, vonage.signatureSecrets, vonage.apiKey) ? 'vonage' : null,
-    none(exotel.accountSid, exotel.apiKey, exotel.apiToken) ? 'exotel' : null,
-  ].filter((name) => name !== null);
-}
-
 /**
  * A name for a set of simulation keys that reveals nothing of them: the server shows it in `GET /`,
  * so `callbridge call` can pick the keys of the very server it calls (docs/security.md).
@@ -105,7 +79,7 @@ export function simulationKeyId(keys: SimulationKeys): string {
 /** What `GET /` says of the simulation: its key id and the carriers it serves (no key itself). */
 export function describeSimulation(
   keys: SimulationKeys,
-  config: Parameters<typeof carriersWithoutCredentials>[0],
+  carriers: string[],
 ): { keyId: string; carriers: string[] } {
-  return { keyId: simulationKeyId(keys), carriers: carriersWithoutCredentials(config) };
+  return { keyId: simulationKeyId(keys), carriers };
 }

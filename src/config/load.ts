@@ -5,9 +5,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { readPlivo } from './plivo.js';
+import type { CarrierSettingsReader } from './carrier-settings.js';
 import { readRecordingStore } from './recording.js';
-import { readTelnyx } from './telnyx.js';
 import { selectAgent } from './agent-host.js';
 import { type Env, envError, envInt, envList, envOneOf, envString, envUrl } from './env.js';
 import { readHost, readInstanceId } from './listen.js';
@@ -16,11 +15,9 @@ import { loadNumbers } from './numbers.js';
 import { loadProfiles } from './profiles.js';
 import { loadRegions } from './regions.js';
 import { readSpeech } from './speech.js';
-import { type Config, REGIONS } from './types.js';
+import { type CarrierConfigs, type Config, REGIONS } from './types.js';
 import { BASE_URL, ENDPOINT_URL } from './urls.js';
 import { isAddressOrCidr } from './cidrs.js';
-import { readExotel } from './exotel.js';
-import { readVonage } from './vonage.js';
 import { readDialPolicy, readFetchPolicy } from './trust-policies.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -36,10 +33,23 @@ export const WEBHOOK_SECRET_VARS = {
   payments: 'WEBHOOK_SECRET_PAYMENTS',
 } as const;
 
-const TWILIO_SID = /^AC[0-9a-fA-F]{32}$/;
 const STREAM_TOKEN_LABEL = 'callbridge stream token key v1';
 
-export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } = {}): Config {
+export interface LoadOptions {
+  /** Where relative paths resolve; default the process's working directory. */
+  cwd?: string;
+  hostname?: string;
+}
+
+/**
+ * The configuration for these carriers (src/carriers/registry.ts lists them; its `loadConfig`
+ * passes them): each carrier's settings sit under its name.
+ */
+export function loadConfigFor(
+  carriers: readonly CarrierSettingsReader[],
+  env: Env,
+  opts: LoadOptions = {},
+): Config {
   const cwd = opts.cwd ?? process.cwd();
 
   const port = envInt(env, 'PORT', { fallback: 8080, min: 0, max: 65_535 });
@@ -57,19 +67,12 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
   // A hash tag in the prefix would put every key in one cluster slot (src/store/redis/keys.ts).
   if (/[{}]/.test(redisKeyPrefix))
     throw envError('REDIS_KEY_PREFIX', 'must not contain { or }', redisKeyPrefix);
-  const twilio = readTwilio(env, nodeEnv);
-  const vonage = readVonage(env, nodeEnv, cwd);
-  const exotel = readExotel(env, nodeEnv);
+  const carrierSettings = readCarriers(carriers, env, { nodeEnv, cwd });
   const streamTokenTtlMs = envInt(env, 'STREAM_TOKEN_TTL_MS', { fallback: 30_000, min: 1, max: 86_400_000 });
   const webhooks = readWebhooks(env, cwd);
   const trustProxy = readTrustProxy(env);
-  const telnyx = readTelnyx(env, nodeEnv);
-  const plivo = readPlivo(env, nodeEnv);
   const streamTokenSecret =
-    envString(env, 'STREAM_TOKEN_SECRET') ??
-    deriveStreamTokenSecret(
-      twilio.authToken ?? telnyx.apiKey ?? plivo.authToken ?? vonage.signatureSecrets[0] ?? exotel.apiToken,
-    );
+    envString(env, 'STREAM_TOKEN_SECRET') ?? deriveStreamTokenSecret(sharedCarrierSecret(carrierSettings));
   const adminToken = envString(env, 'ADMIN_TOKEN') ?? null;
   if (adminToken !== null && adminToken.length < 16) {
     throw envError('ADMIN_TOKEN', 'must be at least 16 characters');
@@ -101,7 +104,7 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
   const numbers = loadNumbers(configDir, cwd, profiles);
   const speech = readSpeech(env, configDir, cwd, agent.url === null);
 
-  return {
+  const base: Omit<Config, keyof CarrierConfigs> = {
     port,
     host,
     publicUrl,
@@ -115,15 +118,10 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
     dataDir,
     redisUrl,
     redisKeyPrefix,
-    twilio,
-    vonage,
-    exotel,
     streamTokenSecret,
     streamTokenTtlMs,
     webhooks,
     trustProxy,
-    telnyx,
-    plivo,
     adminToken,
     drainTimeoutMs,
     maxCalls,
@@ -140,6 +138,56 @@ export function loadConfig(env: Env, opts: { cwd?: string; hostname?: string } =
     dialPolicy,
     fetchPolicy,
   };
+  const config: Record<string, unknown> = { ...base };
+  for (const { name, settings } of carrierSettings) {
+    // A carrier's settings sit beside the shared ones: a name already taken is a programming error.
+    if (name in config) throw new Error(`a carrier cannot be named ${name}: the configuration has that key`);
+    config[name] = settings;
+  }
+  return config as unknown as Config;
+}
+
+interface ReadCarrier {
+  name: string;
+  reader: CarrierSettingsReader;
+  settings: unknown;
+}
+
+/**
+ * Every carrier's settings, in the list's order. Production serves only carriers that verify their
+ * requests, so it needs one at least; the first carrier of the list is the one the error names.
+ */
+function readCarriers(
+  carriers: readonly CarrierSettingsReader[],
+  env: Env,
+  context: { nodeEnv: string; cwd: string },
+): ReadCarrier[] {
+  const read = carriers.map((reader) => ({ name: reader.name, reader, settings: reader.read(env, context) }));
+  const first = carriers[0];
+  if (
+    context.nodeEnv === 'production' &&
+    first &&
+    !read.some(({ reader, settings }) => reader.verifies(settings))
+  ) {
+    const key = first.verifiedBy.at(-1)!;
+    const withIt = first.verifiedBy.slice(0, -1);
+    const others = carriers.slice(1).map((carrier) => carrier.verifiedBy.at(-1)!);
+    throw envError(
+      key,
+      `required when NODE_ENV=production${withIt.length > 0 ? `, with ${withIt.join(', ')},` : ''} unless another ` +
+        `carrier is configured (${others.join(', ')}), so carrier requests are verified`,
+    );
+  }
+  return read;
+}
+
+/** The first shared secret in the list's order (Twilio's auth token first, as before). */
+function sharedCarrierSecret(carriers: readonly ReadCarrier[]): string | null {
+  for (const { reader, settings } of carriers) {
+    const secret = reader.sharedSecret(settings);
+    if (secret !== null) return secret;
+  }
+  return null;
 }
 
 function readRedisUrl(env: Env): string | null {
@@ -152,33 +200,11 @@ function readRedisUrl(env: Env): string | null {
   return raw;
 }
 
-function readTwilio(env: Env, nodeEnv: string): Config['twilio'] {
-  const accountSid = envString(env, 'TWILIO_ACCOUNT_SID') ?? null;
-  const authToken = envString(env, 'TWILIO_AUTH_TOKEN') ?? null;
-  if (accountSid !== null && !TWILIO_SID.test(accountSid)) {
-    throw envError('TWILIO_ACCOUNT_SID', 'must be AC followed by 32 hexadecimal digits', accountSid);
-  }
-  if (accountSid !== null && authToken === null) {
-    throw envError('TWILIO_AUTH_TOKEN', 'required when TWILIO_ACCOUNT_SID is set');
-  }
-  if (authToken !== null && accountSid === null) {
-    throw envError('TWILIO_ACCOUNT_SID', 'required when TWILIO_AUTH_TOKEN is set');
-  }
-  if (nodeEnv === 'production' && authToken === null) {
-    throw envError(
-      'TWILIO_AUTH_TOKEN',
-      'required when NODE_ENV=production, with TWILIO_ACCOUNT_SID, so carrier requests are verified',
-    );
-  }
-  const apiUrl = envUrl(env, 'TWILIO_API_URL', BASE_URL(['http', 'https'])) ?? 'https://api.twilio.com';
-  return { accountSid, authToken, apiUrl };
-}
-
 /**
  * Instances behind one number must accept each other's stream tokens, so without an explicit key
- * they derive the same one from a carrier secret they already share (Twilio's auth token first, then
- * Telnyx's API key, Plivo's auth token, Vonage's signature secret, Exotel's API token). With none, a
- * random key suits a single process.
+ * they derive the same one from a carrier secret they already share (the first carrier's of the
+ * list that has one: Twilio's auth token, then Telnyx's API key, Plivo's auth token, Vonage's
+ * signature secret, Exotel's API token). With none, a random key suits a single process.
  */
 export function deriveStreamTokenSecret(authToken: string | null): string {
   if (authToken === null) return randomBytes(32).toString('hex');

@@ -108,30 +108,6 @@ export interface NumberRouting {
   routes: Record<string, string>;
 }
 
-/** The codecs a Telnyx media stream may carry both ways. */
-export type TelnyxStreamCodec = 'PCMU' | 'PCMA' | 'L16';
-
-/** Telnyx (docs/protocols/telnyx.md section 1), read by telnyx.ts. */
-export interface TelnyxConfig {
-  apiKey: string | null;
-  /** Base64 Ed25519 public keys (32 bytes each); several while a key is rotated. Empty: not verified. */
-  publicKeys: string[];
-  connectionId: string | null;
-  apiUrl: string;
-  streamCodec: TelnyxStreamCodec;
-  /** NODE_ENV=production without a public key: every Telnyx webhook is refused. */
-  refuseUnverified: boolean;
-}
-
-/** Plivo (docs/protocols/plivo.md section 1), read by plivo.ts. */
-export interface PlivoConfig {
-  authId: string | null;
-  authToken: string | null;
-  apiUrl: string;
-  /** NODE_ENV=production without an auth token: every Plivo request is refused. */
-  refuseUnverified: boolean;
-}
-
 export type AgentAuth = 'key' | 'grant';
 
 export interface DialerConfig {
@@ -147,7 +123,14 @@ export interface DialerConfig {
   lostDispatchGraceMs: number;
 }
 
-export interface Config {
+/**
+ * Each carrier's settings, under its name. Empty here: each carrier's own config.ts adds its entry
+ * (TypeScript declaration merging), so the configuration names no carrier (src/carriers/registry.ts).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface CarrierConfigs {}
+
+export interface Config extends CarrierConfigs {
   port: number;
   host: string;
   /** Base URL carriers reach this server at, without a trailing slash. */
@@ -177,13 +160,6 @@ export interface Config {
   redisUrl: string | null;
   /** Prefix of every Redis key (`REDIS_KEY_PREFIX`); instances sharing state share it. Default `callbridge:`. */
   redisKeyPrefix?: string;
-  twilio: {
-    accountSid: string | null;
-    authToken: string | null;
-    apiUrl: string;
-  };
-  vonage: VonageConfig;
-  exotel: ExotelConfig;
   /** Key for stream tokens; several instances behind one number must share it. */
   streamTokenSecret: string;
   streamTokenTtlMs: number;
@@ -199,8 +175,6 @@ export interface Config {
   };
   /** Fastify `trustProxy`: addresses or CIDRs, or false. */
   trustProxy: string[] | false;
-  telnyx: TelnyxConfig;
-  plivo: PlivoConfig;
   adminToken: string | null;
   drainTimeoutMs: number;
   maxCalls: number;
@@ -231,27 +205,4 @@ export interface Config {
   fetchPolicy?: FetchPolicyConfig;
   /** Where call recordings are kept (`RECORDING_STORE`); absent: the file store under `dataDir`. */
   recordings?: RecordingStoreConfig;
-}
-
-/** Vonage (docs/protocols/vonage.md): REST needs the application and its key, webhooks the secret. */
-export interface VonageConfig {
-  applicationId: string | null;
-  /** The application's RSA private key, PEM text (read from the file when a path was given). */
-  privateKey: string | null;
-  /** Signature secrets that verify signed webhooks; several during rotation. Empty: not verified. */
-  signatureSecrets: string[];
-  apiKey: string | null;
-  apiUrl: string;
-}
-
-/** Exotel (docs/protocols/exotel.md): REST and Basic auth on the media upgrade. */
-export interface ExotelConfig {
-  accountSid: string | null;
-  apiKey: string | null;
-  apiToken: string | null;
-  apiUrl: string;
-  /** The Exotel flow (holding the Voicebot applet) an outbound call runs once answered; null: no outbound calls. */
-  flowUrl: string | null;
-  /** `EXOTEL_ALLOWED_CIDRS`: where Exotel's requests must come from; null: unset (any, unverified). */
-  allowedCidrs: string[] | null;
 }

@@ -1,24 +1,19 @@
 // `callbridge doctor`: configuration, secrets and reachability of the configured hosts, as lines
 // (README.md "Commands"). A pure function of an environment and a folder, like the
 // configuration itself; the probes run side by side, each bounded by its own timeout.
+import type { Carrier } from '../carriers/carrier.js';
 import type { Env } from '../config/env.js';
-import { loadConfig } from '../config/load.js';
+import { loadConfig } from '../carriers/load-config.js';
 import type { Config } from '../config/types.js';
 import { probeAgent } from './probe-agent.js';
 import { carrierChecks } from './probe-carriers.js';
 import { modelChecks } from './probe-models.js';
-import { probeSpeechApi, probeTwilio } from './probe-http.js';
+import { probeSpeechApi } from './probe-http.js';
 import { probeRedis } from './probe-redis.js';
 import { probeTcp } from './probe-tcp.js';
 import { redactLines } from './redact.js';
 import { type CheckLine, fail, mergeUnreachable, ok } from './report.js';
-import {
-  adminTokenLine,
-  agentKeyLine,
-  gatewaySecretLine,
-  twilioCredentialsLine,
-  webhookSecretsLine,
-} from './secrets.js';
+import { adminTokenLine, agentKeyLine, gatewaySecretLine, webhookSecretsLine } from './secrets.js';
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 3000;
 
@@ -27,13 +22,15 @@ export interface DoctorOptions {
   cwd?: string;
   /** Bound on each network check. */
   timeoutMs?: number;
+  /** The carriers' list; default src/carriers/registry.ts's. */
+  carriers?: readonly Carrier[];
 }
 
 export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<CheckLine[]> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   let config: Config;
   try {
-    config = loadConfig(env, opts.cwd === undefined ? {} : { cwd: opts.cwd });
+    config = loadConfig(env, opts.cwd === undefined ? {} : { cwd: opts.cwd }, opts.carriers);
   } catch (err) {
     // Nothing else can be checked against a configuration that does not load.
     return redactLines([fail(`configuration: ${(err as Error).message}`)], env);
@@ -41,8 +38,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Che
   const groups = await Promise.all([
     [configurationLine(config)],
     agentChecks(config, timeoutMs),
-    twilioChecks(config, timeoutMs),
-    carrierChecks(config, timeoutMs),
+    carrierChecks(config, timeoutMs, opts.carriers),
     [adminTokenLine(config), webhookSecretsLine(config)],
     stateCheck(config, timeoutMs),
     gatewayChecks(config, timeoutMs),
@@ -68,12 +64,6 @@ async function agentChecks(config: Config, timeoutMs: number): Promise<CheckLine
     probeSpeechApi(config.agent, timeoutMs),
   ]);
   return [agentKeyLine(config)!, agent, speechApi];
-}
-
-async function twilioChecks(config: Config, timeoutMs: number): Promise<CheckLine[]> {
-  const credentials = twilioCredentialsLine(config);
-  if (config.twilio.authToken === null) return [credentials];
-  return [credentials, await probeTwilio(config.twilio, timeoutMs)];
 }
 
 async function stateCheck(config: Config, timeoutMs: number): Promise<CheckLine[]> {

@@ -42,30 +42,3 @@ export async function probeSpeechApi(agent: Config['agent'], timeoutMs: number):
 }
 
 /** `GET /2010-04-01/Accounts/{Sid}.json` with Basic auth: the credentials Twilio signs requests with. */
-export async function probeTwilio(twilio: Config['twilio'], timeoutMs: number): Promise<CheckLine> {
-  const sid = twilio.accountSid!;
-  const subject = `Twilio API ${twilio.apiUrl}, account ${sid}`;
-  const basic = Buffer.from(`${sid}:${twilio.authToken}`).toString('base64');
-  const answer = await getJson(
-    `${twilio.apiUrl}/2010-04-01/Accounts/${sid}.json`,
-    `Basic ${basic}`,
-    timeoutMs,
-  );
-  if (!answer.ok)
-    return unreachable('Twilio API', twilio.apiUrl, answer.problem, `${subject}: ${answer.problem}`);
-  const { status, body } = answer;
-  if (status === 200) {
-    const state = (body as { status?: unknown } | null)?.status;
-    if (typeof state === 'string' && state !== 'active') {
-      return fail(`${subject}: credentials accepted, but the account is ${state}`);
-    }
-    return ok(`${subject}: credentials accepted${typeof state === 'string' ? ` (account ${state})` : ''}`);
-  }
-  if (status === 401 || status === 403) {
-    return fail(
-      `${subject}: credentials rejected (HTTP ${status}): check TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN`,
-    );
-  }
-  if (status === 404) return fail(`${subject}: no such account (HTTP 404)`);
-  return fail(`${subject}: answered HTTP ${status}`);
-}

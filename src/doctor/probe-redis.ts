@@ -1,24 +1,23 @@
 // Reachability of Redis (REDIS_URL): one connection, one PING, no retries, closed again.
-import { Redis } from 'ioredis';
 import { maskUrlCredentials } from '../config/urls.js';
+import { createRedisClient } from '../store/redis-client.js';
 import { describeNetworkError } from './network-error.js';
 import { type CheckLine, fail, ok } from './report.js';
 
 export async function probeRedis(url: string, timeoutMs: number): Promise<CheckLine> {
   const subject = `Redis ${maskUrlCredentials(url)}`;
-  const client = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    commandTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
   // The socket's own error (ECONNREFUSED…) arrives as an event; the awaited call then only says
   // "Connection is closed".
   let socketError: unknown;
-  client.on('error', (err) => {
-    socketError = err;
+  const client = createRedisClient(url, {
+    connectTimeoutMs: timeoutMs,
+    commandTimeoutMs: timeoutMs,
+    retriesPerRequest: 0,
+    queueWhileOffline: false,
+    maxReconnectDelayMs: null,
+    onError: (err) => {
+      socketError = err;
+    },
   });
   const ping = (async () => {
     await client.connect();

@@ -16,16 +16,6 @@ export function agentKeyLine(config: Config): CheckLine | undefined {
   return ok(`AGENT_API_KEY is set (${how})`);
 }
 
-export function twilioCredentialsLine(config: Config): CheckLine {
-  if (config.twilio.authToken !== null) {
-    return ok('TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are set: carrier requests are verified');
-  }
-  return warn(
-    'TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are not set: carrier requests are not verified ' +
-      '(NODE_ENV=production refuses to start without them)',
-  );
-}
-
 /**
  * Without ADMIN_TOKEN the server makes a token file in DATA_DIR at its first start and uses it (the
  * CLI reads it too): the admin API is on either way, so this is never a warning by itself.

@@ -2,7 +2,8 @@
 // held in subscribe mode for this instance's inbox and the event feeds observers here follow.
 // While Redis is away both reconnect on their own; commands fail at once instead of queueing, so a
 // heartbeat or a relayed event never waits on an outage, and a live call never notices one.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedisClient } from '../store/redis-client.js';
 
 const CONNECT_TIMEOUT_MS = 5_000;
 const COMMAND_TIMEOUT_MS = 2_000;
@@ -16,18 +17,15 @@ export interface FleetRedis {
 }
 
 function client(url: string, subscriber: boolean): Redis {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    // A subscriber's connection is quiet by design; only commands get a reply deadline.
-    ...(subscriber ? {} : { commandTimeout: COMMAND_TIMEOUT_MS }),
-    enableOfflineQueue: subscriber,
-    maxRetriesPerRequest: subscriber ? null : 0,
-    retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
-  });
   // Failures surface through the commands that fail; the connection itself keeps retrying.
-  redis.on('error', () => {});
-  return redis;
+  return createRedisClient(url, {
+    connectTimeoutMs: CONNECT_TIMEOUT_MS,
+    // A subscriber's connection is quiet by design; only commands get a reply deadline.
+    commandTimeoutMs: subscriber ? null : COMMAND_TIMEOUT_MS,
+    retriesPerRequest: subscriber ? null : 0,
+    queueWhileOffline: subscriber,
+    maxReconnectDelayMs: MAX_RECONNECT_DELAY_MS,
+  });
 }
 
 export async function connectFleetRedis(url: string): Promise<FleetRedis> {

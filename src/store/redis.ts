@@ -1,8 +1,8 @@
 // The Redis store: shared by every instance pointed at one REDIS_URL, so idempotency keys, limiter
 // counters and the queue hold across instances. Every key starts with `keyPrefix`; the layout,
 // and what bounds each key, is in redis/keys.ts.
-import { Redis } from 'ioredis';
 import { DEFAULT_CALL_RECORD_RETENTION_MS } from './call-record-query.js';
+import { createRedisClient } from './redis-client.js';
 import { redisAccess } from './redis/access.js';
 import { redisAnalysisJobs } from './redis/analysis-jobs.js';
 import { type StoreLimits, storeLimits } from './limits.js';
@@ -50,15 +50,14 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<Store>
   const prefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
   const keys = redisKeys(prefix);
   const limits = storeLimits(options.limits);
-  const client = new Redis(options.url, {
-    lazyConnect: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    commandTimeout: options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
-    // Fail a command instead of queueing it forever while Redis is away: callers answer 503.
-    maxRetriesPerRequest: 2,
-  });
   // A connection error after start is logged by the caller's command failures, not thrown here.
-  client.on('error', () => {});
+  const client = createRedisClient(options.url, {
+    connectTimeoutMs: CONNECT_TIMEOUT_MS,
+    commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+    // Fail a command instead of queueing it forever while Redis is away: callers answer 503.
+    retriesPerRequest: 2,
+    queueWhileOffline: true,
+  });
   try {
     await client.connect();
   } catch (err) {

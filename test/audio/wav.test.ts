@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeAlaw, decodeMulaw } from '../../src/audio/codec.js';
-import { readWav, toMulaw8k, WavFormatError, writeWavMulaw, writeWavPcm16 } from '../../src/audio/wav.js';
+import { readWav, toMulaw8k, WavFormatError } from '../../src/audio/wav.js';
+import { writeWavMulaw, writeWavPcm16 } from '../../src/audio/wav-writer.js';
 
 interface WavSpec {
   formatTag: number;

@@ -12,7 +12,7 @@ import { type SimCalleeResult, simulatedCallee } from '../../src/sim/callee/answ
 import { simulatedCalleeEnv } from '../helpers/simulation.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
 import { decodeMulaw, encodeMulaw } from '../../src/audio/codec.js';
-import { writeWavMulaw } from '../../src/audio/wav.js';
+import { writeWavMulaw } from '../../src/audio/wav-writer.js';
 import type { CallRecord } from '../../src/store/call-record.js';
 import { freePort } from '../helpers/free-port.js';
 import { startServer, type TestServer } from '../helpers/server.js';

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readHost } from '../../src/config/listen.js';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/carriers/load-config.js';
 import {
   configErrorOf,
   load,

@@ -4,7 +4,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/carriers/load-config.js';
 import type { Config } from '../../src/config/types.js';
 
 /** A project root holding `config/regions.json`, `config/agents/default.json` and `assets/hold.ulaw`. */

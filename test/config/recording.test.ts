@@ -2,7 +2,7 @@
 // one line naming the field or variable (and never a secret's value); defaults fill the rest.
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/carriers/load-config.js';
 import { readRecordingSettings, readRecordingStore } from '../../src/config/recording.js';
 import { writeConfigDir } from '../helpers/config-dir.js';
 

@@ -2,7 +2,7 @@
 // fresh checkout with no environment at all.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/carriers/load-config.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/carriers/load-config.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/carriers/load-config.js';
 import { REGIONS } from '../../src/config/types.js';
 import { findBinary } from '../helpers/binaries.js';
 import { FAREWELL_WAIT_MS } from './drain.js';

@@ -8,8 +8,10 @@ import pino, { type Logger } from 'pino';
 import { createAgentDialer } from '../../src/agent/dialer.js';
 import { type AppDeps, buildApp } from '../../src/app.js';
 import type { CarrierAdapter } from '../../src/call/carrier-port.js';
+import type { Carrier } from '../../src/carriers/carrier.js';
+import { buildCallPlacers, buildCarrierAdapters } from '../../src/carriers/index.js';
 import { simulationKeysFor } from '../../src/carriers/simulation-keys.js';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/carriers/load-config.js';
 import type { Config } from '../../src/config/types.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import type { DialerOptions } from '../../src/outbound/dialer.js';
@@ -37,6 +39,8 @@ export interface StartServerOptions {
   logger?: Logger;
   /** The carriers to serve instead of those the configuration enables. */
   carriers?: (config: Config, deps: CarrierDeps) => CarrierAdapter[];
+  /** The list of carriers instead of src/carriers/registry.ts's: configured, served and placing calls. */
+  carrierList?: readonly Carrier[];
   releaseRemotePrewarm?: AppDeps['releaseRemotePrewarm'];
   originator?: Originator;
   dialerOptions?: Partial<DialerOptions>;
@@ -55,15 +59,19 @@ export async function startServer(
   opts: StartServerOptions = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-test-'));
-  const config = loadConfig({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    // The simulated carrier a test runs signs with keys derived from this secret (./simulation.ts).
-    ...(opts.simulatedCarrierApiUrl ? { STREAM_TOKEN_SECRET: SIMULATION_SECRET } : {}),
-    ...env,
-  });
+  const config = loadConfig(
+    {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      // The simulated carrier a test runs signs with keys derived from this secret (./simulation.ts).
+      ...(opts.simulatedCarrierApiUrl ? { STREAM_TOKEN_SECRET: SIMULATION_SECRET } : {}),
+      ...env,
+    },
+    {},
+    opts.carrierList,
+  );
   const logger = opts.logger ?? pino({ level: 'silent' });
   const metrics = createMetrics(config.region);
   const store = await openStore(config);
@@ -92,6 +100,12 @@ export async function startServer(
         }
       : {}),
     ...(opts.carriers ? { carriers: opts.carriers(config, { logger, metrics, store }) } : {}),
+    ...(opts.carrierList
+      ? {
+          carriers: buildCarrierAdapters(config, { logger, metrics }, opts.carrierList),
+          placers: buildCallPlacers(config, {}, opts.carrierList),
+        }
+      : {}),
     ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
     ...(opts.analysis ? { analysis: opts.analysis(store) } : {}),
     ...(opts.prompts ? { prompts: opts.prompts(config) } : {}),

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboundContexts } from '../../src/call/outbound-context.js';
 import { buildCallPlacers } from '../../src/carriers/index.js';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/carriers/load-config.js';
 import { composeOriginator } from '../../src/originator.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';

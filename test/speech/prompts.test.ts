@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeLinear16, encodeLinear16 } from '../../src/audio/codec.js';
-import { writeWavEncoded } from '../../src/audio/wav.js';
+import { writeWavEncoded } from '../../src/audio/wav-writer.js';
 import { DEFAULT_PROMPT_TEXTS, type PromptsConfig } from '../../src/config/prompts.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { type LocalAgent, startLocalAgent } from '../../src/sim/agent/server.js';

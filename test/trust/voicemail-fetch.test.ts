@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeWavMulaw } from '../../src/audio/wav.js';
+import { writeWavMulaw } from '../../src/audio/wav-writer.js';
 import { startLocalAgent, type LocalAgent } from '../../src/sim/agent/server.js';
 import { type SimCalleeResult, simulatedCallee } from '../../src/sim/callee/answer.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach } from 'vitest';
 import pino from 'pino';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/carriers/load-config.js';
 import type { Config } from '../../src/config/types.js';
 import { codeForStatus } from '../../src/errors.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';

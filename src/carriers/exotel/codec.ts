@@ -1,13 +1,15 @@
 // Exotel's Voicebot stream codec (docs/protocols/exotel.md): JSON text frames both ways, audio as
 // base64 in `media` messages. Numbers arrive as strings (`sample_rate: "8000"`); both forms are read.
-// Pure parse/serialize, one instance per media connection.
+// Pure parse/serialize, one instance per media connection, in the shape the JSON stream codec reads
+// (../json-stream-codec.ts).
 import { type AudioEncoding, type MediaFormat, unsupportedFormatReason } from '../../audio/format.js';
-import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
+import type { LegCodec } from '../../call/carrier-port.js';
 import { CarrierFrameError } from '../../errors.js';
-import { DTMF_DIGITS, frameReader, isObject, type JsonObject } from '../wire.js';
+import { createJsonStreamCodec, type JsonStreamDialect } from '../json-stream-codec.js';
+import { frameReader, isObject, type JsonObject } from '../wire.js';
 
 // Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
-const { jsonEvent, objectField, stringField, payload, matchedPayload } = frameReader('exotel');
+const { objectField, stringField, payload } = frameReader('exotel');
 
 function fail(message: string): never {
   throw new CarrierFrameError(`exotel ${message}`);
@@ -35,8 +37,6 @@ const MAX_TOKEN_CHARS = 2048;
 const MAX_MARK_CHARS = 256;
 const MAX_PARAMETERS = 16;
 const MAX_PARAMETER_CHARS = 256;
-
-const STOP: LegEvent = Object.freeze({ type: 'stop' });
 
 /** A count Exotel writes as a decimal string, or a number; absent gives the fallback. */
 function countField(obj: JsonObject, key: string, event: string, fallback: number): number {
@@ -105,21 +105,11 @@ function parseCustomParameters(start: JsonObject): Record<string, string> {
 const INBOUND_MEDIA =
   /^\{"event":"media","sequence_number":"?\d{1,12}"?,"stream_sid":"[A-Za-z0-9_-]{1,128}","media":\{"chunk":"?\d{1,12}"?,"timestamp":"?\d{1,15}"?,"payload":"([^"\\]*)"\}\}$/;
 
-export function createExotelCodec(): LegCodec {
-  // Set at `start`: the JSON-escaped stream_sid is baked into every outbound frame's prefix once.
-  let mediaPrefix: string | undefined;
-  let markPrefix = '';
-  let clearFrame = '';
-  /** Bytes per sample once started: linear PCM must come in whole samples. */
-  let sampleBytes = 1;
+const exotelDialect: JsonStreamDialect = {
+  carrier: 'exotel',
+  fastMedia: INBOUND_MEDIA,
 
-  function audioEvent(bytes: Buffer): LegEvent {
-    if (bytes.length === 0) fail('media: payload is empty');
-    if (bytes.length % sampleBytes !== 0) fail('media: payload must hold whole 16-bit samples');
-    return { type: 'audio', payload: bytes };
-  }
-
-  function parseStart(frame: JsonObject): LegEvent {
+  start(frame) {
     const start = objectField(frame, 'start', 'start');
     const callSid = stringField(start, 'call_sid', 'start', 64);
     if (!CALL_SID.test(callSid)) fail('start: call_sid is malformed');
@@ -130,66 +120,41 @@ export function createExotelCodec(): LegCodec {
     const parameters = parseCustomParameters(start);
     const token = parameters.token;
     delete parameters.token;
-    // The first start names the stream; a later one is refused as a duplicate and must not re-address it.
-    if (mediaPrefix === undefined) {
-      const sid = JSON.stringify(streamSid);
-      mediaPrefix = `{"event":"media","stream_sid":${sid},"media":{"payload":"`;
-      markPrefix = `{"event":"mark","stream_sid":${sid},"mark":{"name":`;
-      clearFrame = `{"event":"clear","stream_sid":${sid}}`;
-      sampleBytes = mediaFormat.encoding === 'linear16' ? 2 : 1;
-    }
-    return { type: 'start', callSid, streamSid, mediaFormat, token, parameters };
-  }
+    const sid = JSON.stringify(streamSid);
+    return {
+      event: { type: 'start', callSid, streamSid, mediaFormat, token, parameters },
+      frames: {
+        mediaPrefix: `{"event":"media","stream_sid":${sid},"media":{"payload":"`,
+        markPrefix: `{"event":"mark","stream_sid":${sid},"mark":{"name":`,
+        markSuffix: '}}',
+        clear: `{"event":"clear","stream_sid":${sid}}`,
+      },
+    };
+  },
 
-  function requireStarted(): string {
-    if (mediaPrefix === undefined) throw new Error('exotel stream: cannot serialize before start');
-    return mediaPrefix;
-  }
+  media(frame) {
+    const media = objectField(frame, 'media', 'media');
+    return { type: 'audio', payload: payload(stringField(media, 'payload', 'media', 1_000_000)) };
+  },
 
-  return {
-    parse(data: Buffer, isBinary: boolean): LegEvent {
-      if (isBinary) fail('frame: binary frames are not allowed');
-      const text = data.toString('utf8');
-      const fast = INBOUND_MEDIA.exec(text);
-      if (fast) return audioEvent(matchedPayload(fast[1]!));
-      const { frame, event } = jsonEvent(text);
-      switch (event) {
-        case 'media': {
-          const media = objectField(frame, 'media', event);
-          return audioEvent(payload(stringField(media, 'payload', event, 1_000_000)));
-        }
-        case 'start':
-          return parseStart(frame);
-        case 'dtmf': {
-          const digit = stringField(objectField(frame, 'dtmf', event), 'digit', event, 1);
-          if (!DTMF_DIGITS.has(digit)) fail('dtmf: digit must be one of 0-9 * # A-D');
-          return { type: 'dtmf', digit };
-        }
-        case 'mark':
-          return {
-            type: 'mark',
-            name: stringField(objectField(frame, 'mark', event), 'name', event, MAX_MARK_CHARS),
-          };
-        case 'stop':
-          return STOP;
-        default:
-          // `connected` and any event Exotel adds later carry nothing for the call.
-          return { type: 'ignored', event: EVENT_NAME.test(event) ? event : 'unknown' };
-      }
-    },
+  /** Linear PCM must come in whole samples (before `start`, any byte count is whole). */
+  checkAudio(bytes, started) {
+    if (bytes.length === 0) fail('media: payload is empty');
+    const sampleBytes = started?.encoding === 'linear16' ? 2 : 1;
+    if (bytes.length % sampleBytes !== 0) fail('media: payload must hold whole 16-bit samples');
+  },
 
-    audio(payload: Buffer): string {
-      return `${requireStarted()}${payload.toString('base64')}"}}`;
-    },
+  dtmfDigitChars: 1,
+  events: {
+    mark: (frame) => ({
+      type: 'mark',
+      name: stringField(objectField(frame, 'mark', 'mark'), 'name', 'mark', MAX_MARK_CHARS),
+    }),
+  },
+  // `connected` and any event Exotel adds later carry nothing for the call.
+  ignoredEvent: (event) => (EVENT_NAME.test(event) ? event : 'unknown'),
+};
 
-    clear(): string {
-      requireStarted();
-      return clearFrame;
-    },
-
-    mark(name: string): string {
-      requireStarted();
-      return `${markPrefix}${JSON.stringify(name)}}}`;
-    },
-  };
+export function createExotelCodec(): LegCodec {
+  return createJsonStreamCodec(exotelDialect);
 }

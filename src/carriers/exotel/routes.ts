@@ -87,87 +87,91 @@ export function exotelStreamUrl(
   return url.href;
 }
 
+/**
+ * Whether a request is Exotel's as far as anything here can tell: from EXOTEL_ALLOWED_CIDRS when
+ * set (anything else is refused); unverified when unset, and refused then under production.
+ */
+function verify(opts: ExotelRoutesOptions, req: FastifyRequest): boolean {
+  const { intake } = opts;
+  if (opts.fromAllowedNetwork === null) {
+    if (!opts.refuseUnverified) return false;
+    intake.refused(CARRIER, 'unverified');
+    throw new BadSignatureError('Exotel requests are refused here until EXOTEL_ALLOWED_CIDRS is set');
+  }
+  if (opts.fromAllowedNetwork(req.ip)) return true;
+  intake.refused(CARRIER, 'network');
+  // One line, no stack: anyone may knock, and a refusal is not a fault of the server.
+  req.log.warn(
+    { carrier: CARRIER, address: req.ip },
+    'exotel request from outside EXOTEL_ALLOWED_CIDRS refused',
+  );
+  throw new BadSignatureError('this address is not one of EXOTEL_ALLOWED_CIDRS');
+}
+
+/**
+ * The context of an outbound call, by the reference kept when it was placed here, else the one in
+ * the `CustomField` Exotel passed back; undefined for an inbound call; null for a `CustomField`
+ * that claims to be ours and is not, or that an unverified request names (it reads no context).
+ */
+async function contextOf(
+  opts: ExotelRoutesOptions,
+  callSid: string,
+  params: Params,
+  verified: boolean,
+): Promise<ResolvedContext | undefined | null> {
+  const { intake } = opts;
+  const field = text(params, 'CustomField', MAX_CONTEXT_CHARS);
+  const claimed = field.startsWith(CONTEXT_REF_PREFIX);
+  if (!intake.allowance(verified).outboundContext) return claimed ? null : undefined;
+  const kept = opts.placer?.contextOf?.(callSid) ?? null;
+  if (kept === null && !claimed) return undefined;
+  return intake.outboundContext(CARRIER, kept ?? field, verified);
+}
+
+/** A final status callback of an outbound call counts once Exotel's API says the same call ended. */
+async function confirmFinalStatus(
+  opts: ExotelRoutesOptions,
+  req: FastifyRequest,
+  callSid: string,
+  context: OutboundContext,
+  params: Params,
+) {
+  const { intake, placer } = opts;
+  if (!placer) return;
+  let state;
+  try {
+    state = await placer.status(callSid);
+  } catch (err) {
+    // The dialer reads the call's status itself later; a hint unconfirmed is dropped.
+    req.log.warn({ callSid, err: (err as Error).message }, 'could not confirm a status callback');
+    return;
+  }
+  const status = FINAL_STATUSES[state.status];
+  if (status === undefined) {
+    req.log.warn(
+      { callSid, apiStatus: state.carrierStatus },
+      'status callback not confirmed: the call goes on',
+    );
+    return;
+  }
+  const seconds = Number(text(params, 'ConversationDuration', 16) || text(params, 'Duration', 16));
+  intake.outboundStatus({
+    carrier: CARRIER,
+    callSid,
+    from: exotelE164(firstText(params, ['CallerId', 'CallTo', 'To'], MAX_NUMBER_CHARS)),
+    to: exotelE164(firstText(params, ['CallFrom', 'From'], MAX_NUMBER_CHARS)),
+    context,
+    status,
+    reason: status === 'completed' ? null : `exotel status ${state.carrierStatus}`,
+    durationMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : null,
+  });
+}
+
 export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
   const { intake } = opts;
 
-  /**
-   * Whether a request is Exotel's as far as anything here can tell: from EXOTEL_ALLOWED_CIDRS when
-   * set (anything else is refused); unverified when unset, and refused then under production.
-   */
-  function verify(req: FastifyRequest): boolean {
-    if (opts.fromAllowedNetwork === null) {
-      if (!opts.refuseUnverified) return false;
-      intake.refused(CARRIER, 'unverified');
-      throw new BadSignatureError('Exotel requests are refused here until EXOTEL_ALLOWED_CIDRS is set');
-    }
-    if (opts.fromAllowedNetwork(req.ip)) return true;
-    intake.refused(CARRIER, 'network');
-    // One line, no stack: anyone may knock, and a refusal is not a fault of the server.
-    req.log.warn(
-      { carrier: CARRIER, address: req.ip },
-      'exotel request from outside EXOTEL_ALLOWED_CIDRS refused',
-    );
-    throw new BadSignatureError('this address is not one of EXOTEL_ALLOWED_CIDRS');
-  }
-
-  /**
-   * The context of an outbound call, by the reference kept when it was placed here, else the one in
-   * the `CustomField` Exotel passed back; undefined for an inbound call; null for a `CustomField`
-   * that claims to be ours and is not, or that an unverified request names (it reads no context).
-   */
-  async function contextOf(
-    callSid: string,
-    params: Params,
-    verified: boolean,
-  ): Promise<ResolvedContext | undefined | null> {
-    const field = text(params, 'CustomField', MAX_CONTEXT_CHARS);
-    const claimed = field.startsWith(CONTEXT_REF_PREFIX);
-    if (!intake.allowance(verified).outboundContext) return claimed ? null : undefined;
-    const kept = opts.placer?.contextOf?.(callSid) ?? null;
-    if (kept === null && !claimed) return undefined;
-    return intake.outboundContext(CARRIER, kept ?? field, verified);
-  }
-
-  /** A final status callback of an outbound call counts once Exotel's API says the same call ended. */
-  async function confirmFinalStatus(
-    req: FastifyRequest,
-    callSid: string,
-    context: OutboundContext,
-    params: Params,
-  ) {
-    const placer = opts.placer;
-    if (!placer) return;
-    let state;
-    try {
-      state = await placer.status(callSid);
-    } catch (err) {
-      // The dialer reads the call's status itself later; a hint unconfirmed is dropped.
-      req.log.warn({ callSid, err: (err as Error).message }, 'could not confirm a status callback');
-      return;
-    }
-    const status = FINAL_STATUSES[state.status];
-    if (status === undefined) {
-      req.log.warn(
-        { callSid, apiStatus: state.carrierStatus },
-        'status callback not confirmed: the call goes on',
-      );
-      return;
-    }
-    const seconds = Number(text(params, 'ConversationDuration', 16) || text(params, 'Duration', 16));
-    intake.outboundStatus({
-      carrier: CARRIER,
-      callSid,
-      from: exotelE164(firstText(params, ['CallerId', 'CallTo', 'To'], MAX_NUMBER_CHARS)),
-      to: exotelE164(firstText(params, ['CallFrom', 'From'], MAX_NUMBER_CHARS)),
-      context,
-      status,
-      reason: status === 'completed' ? null : `exotel status ${state.carrierStatus}`,
-      durationMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : null,
-    });
-  }
-
   async function stream(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const verified = verify(req);
+    const verified = verify(opts, req);
     const query = (req.query ?? {}) as Params;
     const callSid = text(query, 'CallSid', 64);
     // The token is bound to the call, so a call with no id cannot be given one.
@@ -183,7 +187,7 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
         .code(503)
         .send({ error: { code: 'CALLBRIDGE_UNAVAILABLE', message: 'not taking calls now' } });
     }
-    const context = await contextOf(callSid, query, verified);
+    const context = await contextOf(opts, callSid, query, verified);
     if (context === null) {
       intake.refused(CARRIER, 'bad_context');
       throw new BadRequestError('the call context in CustomField is not valid');
@@ -245,7 +249,7 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
     app.get('/carriers/exotel/stream', stream);
 
     app.post('/carriers/exotel/status', async (req, reply) => {
-      const verified = verify(req);
+      const verified = verify(opts, req);
       const body = req.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         intake.refused(CARRIER, 'malformed');
@@ -261,13 +265,13 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
       req.log.info({ callSid, callStatus: word }, 'call status callback');
       // Unsigned, so only a hint: an outbound call's end is read back from the API before it counts,
       // and only for a verified request (an unverified one costs no API read).
-      const resolved = await contextOf(callSid, params, verified);
+      const resolved = await contextOf(opts, callSid, params, verified);
       if (resolved === null) {
         intake.refused(CARRIER, 'bad_context');
         throw new BadRequestError('the call context in CustomField is not valid');
       }
       if (resolved && Object.hasOwn(FINAL_STATUSES, word) && intake.allowance(verified).carrierApi)
-        void confirmFinalStatus(req, callSid, resolved.context, params);
+        void confirmFinalStatus(opts, req, callSid, resolved.context, params);
       return reply.code(204).send();
     });
   };

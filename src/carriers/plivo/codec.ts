@@ -1,14 +1,14 @@
 // The Plivo Audio Streams codec (docs/protocols/plivo.md sections 3 to 5): JSON text frames both
 // ways. `playAudio` carries agent audio, `checkpoint` is the mark (echoed as `playedStream` once the
 // audio before it played), `clearAudio` is confirmed by `clearedAudio`. Pure parse and serialize,
-// one instance per connection.
+// one instance per connection, in the shape the JSON stream codec reads (../json-stream-codec.ts).
 import type { AudioEncoding, MediaFormat } from '../../audio/format.js';
 import { unsupportedFormatReason } from '../../audio/format.js';
 import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
 import { CarrierFrameError } from '../../errors.js';
+import { createJsonStreamCodec, type JsonStreamDialect } from '../json-stream-codec.js';
 import {
   decodeBase64Strict,
-  DTMF_DIGITS,
   eventName,
   frameReader,
   isCarrierId,
@@ -19,7 +19,7 @@ import {
 } from '../wire.js';
 
 // Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
-const { jsonEvent, objectField, stringField, matchedPayload } = frameReader('plivo');
+const { objectField, stringField } = frameReader('plivo');
 
 function fail(message: string): never {
   throw new CarrierFrameError(`plivo ${message}`);
@@ -39,7 +39,6 @@ const CONTENT_TYPES: Readonly<Record<AudioEncoding, string>> = Object.freeze({
   alaw: 'audio/x-alaw',
 });
 
-const STOP: LegEvent = Object.freeze({ type: 'stop' });
 const CLEARED: LegEvent = Object.freeze({ type: 'cleared' });
 const MAX_EXTRA_HEADERS_CHARS = 1024;
 
@@ -96,14 +95,11 @@ export function readExtraHeaders(raw: unknown): Record<string, string> {
 const INBOUND_MEDIA =
   /^\{"event":"media","sequenceNumber":(?:\d{1,15}|"\d{1,15}"),"streamId":"[A-Za-z0-9-]{1,64}","media":\{"track":"inbound","timestamp":(?:\d{1,15}|"\d{1,15}"),"chunk":(?:\d{1,15}|"\d{1,15}"),"payload":"([^"\\]*)"\}(?:,"extra_headers":"[A-Za-z0-9=,;:{}' ]{0,1024}")?\}$/;
 
-export function createPlivoCodec(): LegCodec {
-  // Set at `start`: the stream id and the format name go into every outbound frame.
-  let streamId: string | undefined;
-  let mediaPrefix = '';
-  let clearFrame = '';
-  let checkpointPrefix = '';
+const plivoDialect: JsonStreamDialect = {
+  carrier: 'plivo',
+  fastMedia: INBOUND_MEDIA,
 
-  function parseStart(frame: JsonObject): LegEvent {
+  start(frame) {
     const start = objectField(frame, 'start', 'start');
     const callId = start.callId;
     if (!isCarrierId(callId)) fail('start: callId must be a short string');
@@ -111,19 +107,20 @@ export function createPlivoCodec(): LegCodec {
     if (!isCarrierId(id)) fail('start: streamId must be a short string');
     const mediaFormat = parseMediaFormat(start);
     const parameters = readExtraHeaders(frame.extra_headers ?? start.extra_headers);
-    // The first start names the stream; a later one is refused as a duplicate and must not re-address it.
-    if (streamId === undefined) {
-      streamId = id;
-      const sid = JSON.stringify(id);
-      mediaPrefix = `{"event":"playAudio","media":{"contentType":"${CONTENT_TYPES[mediaFormat.encoding]}","sampleRate":${mediaFormat.sampleRate},"payload":"`;
-      clearFrame = `{"event":"clearAudio","streamId":${sid}}`;
-      checkpointPrefix = `{"event":"checkpoint","streamId":${sid},"name":`;
-    }
+    const sid = JSON.stringify(id);
     // The stream token travels in the media URL's path: extraHeaders allow only [A-Za-z0-9].
-    return { type: 'start', callSid: callId, streamSid: id, mediaFormat, parameters };
-  }
+    return {
+      event: { type: 'start', callSid: callId, streamSid: id, mediaFormat, parameters },
+      frames: {
+        mediaPrefix: `{"event":"playAudio","media":{"contentType":"${CONTENT_TYPES[mediaFormat.encoding]}","sampleRate":${mediaFormat.sampleRate},"payload":"`,
+        markPrefix: `{"event":"checkpoint","streamId":${sid},"name":`,
+        markSuffix: '}',
+        clear: `{"event":"clearAudio","streamId":${sid}}`,
+      },
+    };
+  },
 
-  function parseMedia(frame: JsonObject): LegEvent {
+  media(frame) {
     const media = objectField(frame, 'media', 'media');
     const track = media.track;
     if (track !== undefined && typeof track !== 'string') fail('media: track must be a string');
@@ -131,56 +128,19 @@ export function createPlivoCodec(): LegCodec {
     if (payload === undefined) fail('media: payload is not valid base64');
     if (track !== undefined && track !== 'inbound') return { type: 'ignored', event: 'media' };
     return { type: 'audio', payload };
-  }
+  },
 
-  function requireStarted(): void {
-    if (streamId === undefined) throw new Error('plivo stream: cannot serialize before start');
-  }
-
-  return {
-    parse(data: Buffer, isBinary: boolean): LegEvent {
-      if (isBinary) fail('frame: binary frames are not allowed');
-      const text = data.toString('utf8');
-      const fast = INBOUND_MEDIA.exec(text);
-      if (fast) return { type: 'audio', payload: matchedPayload(fast[1]!) };
-      const { frame, event } = jsonEvent(text);
-      switch (event) {
-        case 'media':
-          return parseMedia(frame);
-        case 'start':
-          return parseStart(frame);
-        case 'dtmf': {
-          const digit = stringField(objectField(frame, 'dtmf', event), 'digit', event);
-          if (!DTMF_DIGITS.has(digit)) fail('dtmf: digit must be one of 0-9 * # A-D');
-          return { type: 'dtmf', digit };
-        }
-        case 'playedStream': {
-          const name = frame.name;
-          if (!isMarkName(name)) fail('playedStream: name must be a string of 1 to 256 characters');
-          return { type: 'mark', name };
-        }
-        case 'clearedAudio':
-          return CLEARED;
-        case 'stop':
-          return STOP;
-        default:
-          return { type: 'ignored', event: eventName(event) };
-      }
+  events: {
+    playedStream(frame) {
+      const name = frame.name;
+      if (!isMarkName(name)) fail('playedStream: name must be a string of 1 to 256 characters');
+      return { type: 'mark', name };
     },
+    clearedAudio: () => CLEARED,
+  },
+  ignoredEvent: eventName,
+};
 
-    audio(payload: Buffer): string {
-      requireStarted();
-      return `${mediaPrefix}${payload.toString('base64')}"}}`;
-    },
-
-    clear(): string {
-      requireStarted();
-      return clearFrame;
-    },
-
-    mark(name: string): string {
-      requireStarted();
-      return `${checkpointPrefix}${JSON.stringify(name)}}`;
-    },
-  };
+export function createPlivoCodec(): LegCodec {
+  return createJsonStreamCodec(plivoDialect);
 }

@@ -84,71 +84,106 @@ export function plivoNumber(value: string): string {
   return /^[1-9]\d{6,14}$/.test(value) ? `+${value}` : value;
 }
 
+/** What the request readers share for the routes' lifetime. */
+interface PlivoRequests {
+  deps: PlivoRoutesDeps;
+  intake: CallIntake;
+  log: Logger;
+  claimOnce: ClaimOnce;
+}
+
+/** Whether the request was verified; with no auth token (outside production) nothing can verify it. */
+async function verify(ctx: PlivoRequests, req: FastifyRequest, params: PlivoParams): Promise<boolean> {
+  const { deps, intake, claimOnce } = ctx;
+  // Without an auth token, only the simulated carrier's signed requests are verified.
+  const signed = req.headers['x-plivo-signature-v3'] !== undefined;
+  const authToken = deps.authToken ?? (signed ? (deps.simulationAuthToken ?? null) : null);
+  if (authToken === null) {
+    if (!deps.refuseUnverified) return false;
+    intake.refused('plivo', 'unverified');
+    throw new BadSignatureError('plivo requests are refused: PLIVO_AUTH_TOKEN is not set');
+  }
+  const check = verifyPlivoSignatureV3({
+    authToken,
+    signature: req.headers['x-plivo-signature-v3'],
+    nonce: req.headers['x-plivo-signature-v3-nonce'],
+    // The URL exactly as Plivo called it: the public base, then the path and query as received.
+    url: `${deps.publicUrl()}${req.url}`,
+    params,
+  });
+  if (!check.ok) {
+    intake.refused('plivo', `signature_${check.reason}`);
+    throw new BadSignatureError(`X-Plivo-Signature-V3 does not verify this request (${check.reason})`);
+  }
+  // Claimed only once verified, so forged requests cannot fill the store; claimed in the shared
+  // store, so a replay is refused by every instance and after a restart.
+  if (!(await claimOnce(`plivo-nonce:${check.nonce}`, NONCE_MEMORY_MS))) {
+    intake.refused('plivo', 'signature_replayed');
+    throw new BadSignatureError('X-Plivo-Signature-V3-Nonce was already used');
+  }
+  return true;
+}
+
+async function readVerified(
+  ctx: PlivoRequests,
+  req: FastifyRequest,
+): Promise<{ params: PlivoParams; verified: boolean }> {
+  const params = parseForm(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
+  return { params, verified: await verify(ctx, req, params) };
+}
+
+function callUuid({ intake }: PlivoRequests, params: PlivoParams): string {
+  const uuid = field(params, 'CallUUID');
+  if (!isCarrierId(uuid) || uuid.length > 64) {
+    intake.refused('plivo', 'malformed');
+    throw new BadRequestError('CallUUID is missing or malformed');
+  }
+  return uuid;
+}
+
+/**
+ * An outbound call's webhook brings its CallUUID, which the create request's answer did not (it
+ * named the request: `RequestUUID` here): the attempt follows the call by it from now on.
+ */
+function identify(
+  { intake, log }: PlivoRequests,
+  context: OutboundContext,
+  callSid: string,
+  params: PlivoParams,
+): void {
+  const requestUuid = field(params, 'RequestUUID');
+  if (requestUuid !== '' && requestUuid !== callSid) {
+    log.debug({ callSid, requestUuid: requestUuid.slice(0, 64) }, 'plivo call named for its request');
+  }
+  intake.outboundCallIdentified('plivo', context, callSid);
+}
+
+/** The outbound context of a webhook URL we gave Plivo; undefined for a call we did not place. */
+async function outboundContext(
+  { intake }: PlivoRequests,
+  req: FastifyRequest,
+  verified: boolean,
+): Promise<OutboundContext | undefined> {
+  const queryAt = req.url.indexOf('?');
+  const ref =
+    queryAt === -1 ? null : new URLSearchParams(req.url.slice(queryAt + 1)).get(PLIVO_CONTEXT_PARAM);
+  if (ref === null) return undefined;
+  const resolved = await intake.outboundContext('plivo', ref, verified);
+  if (resolved === null) {
+    intake.refused('plivo', 'bad_context');
+    throw new BadRequestError('the call context in this URL is not valid');
+  }
+  return resolved.context;
+}
+
 export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
   const { intake } = deps;
   const log = deps.logger.child({ carrier: 'plivo' });
-  const claimOnce = deps.claimOnce ?? inMemoryClaimOnce(deps.now);
-
-  /** Whether the request was verified; with no auth token (outside production) nothing can verify it. */
-  async function verify(req: FastifyRequest, params: PlivoParams): Promise<boolean> {
-    // Without an auth token, only the simulated carrier's signed requests are verified.
-    const signed = req.headers['x-plivo-signature-v3'] !== undefined;
-    const authToken = deps.authToken ?? (signed ? (deps.simulationAuthToken ?? null) : null);
-    if (authToken === null) {
-      if (!deps.refuseUnverified) return false;
-      intake.refused('plivo', 'unverified');
-      throw new BadSignatureError('plivo requests are refused: PLIVO_AUTH_TOKEN is not set');
-    }
-    const check = verifyPlivoSignatureV3({
-      authToken,
-      signature: req.headers['x-plivo-signature-v3'],
-      nonce: req.headers['x-plivo-signature-v3-nonce'],
-      // The URL exactly as Plivo called it: the public base, then the path and query as received.
-      url: `${deps.publicUrl()}${req.url}`,
-      params,
-    });
-    if (!check.ok) {
-      intake.refused('plivo', `signature_${check.reason}`);
-      throw new BadSignatureError(`X-Plivo-Signature-V3 does not verify this request (${check.reason})`);
-    }
-    // Claimed only once verified, so forged requests cannot fill the store; claimed in the shared
-    // store, so a replay is refused by every instance and after a restart.
-    if (!(await claimOnce(`plivo-nonce:${check.nonce}`, NONCE_MEMORY_MS))) {
-      intake.refused('plivo', 'signature_replayed');
-      throw new BadSignatureError('X-Plivo-Signature-V3-Nonce was already used');
-    }
-    return true;
-  }
-
-  async function readVerified(req: FastifyRequest): Promise<{ params: PlivoParams; verified: boolean }> {
-    const params = parseForm(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
-    return { params, verified: await verify(req, params) };
-  }
-
-  function callUuid(params: PlivoParams): string {
-    const uuid = field(params, 'CallUUID');
-    if (!isCarrierId(uuid) || uuid.length > 64) {
-      intake.refused('plivo', 'malformed');
-      throw new BadRequestError('CallUUID is missing or malformed');
-    }
-    return uuid;
-  }
-
-  /**
-   * An outbound call's webhook brings its CallUUID, which the create request's answer did not (it
-   * named the request: `RequestUUID` here): the attempt follows the call by it from now on.
-   */
-  function identify(context: OutboundContext, callSid: string, params: PlivoParams): void {
-    const requestUuid = field(params, 'RequestUUID');
-    if (requestUuid !== '' && requestUuid !== callSid) {
-      log.debug({ callSid, requestUuid: requestUuid.slice(0, 64) }, 'plivo call named for its request');
-    }
-    intake.outboundCallIdentified('plivo', context, callSid);
-  }
+  const ctx: PlivoRequests = { deps, intake, log, claimOnce: deps.claimOnce ?? inMemoryClaimOnce(deps.now) };
 
   async function answer(req: FastifyRequest, reply: FastifyReply) {
-    const { params, verified } = await readVerified(req);
-    const callSid = callUuid(params);
+    const { params, verified } = await readVerified(ctx, req);
+    const callSid = callUuid(ctx, params);
     // An outbound call's context rides on the answer URL it was placed with (signed with it).
     const context = answerContext(req.url);
     const opened = context === undefined ? null : await intake.outboundContext('plivo', context, verified);
@@ -156,7 +191,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       intake.refused('plivo', 'bad_context');
       throw new BadRequestError('the call context in this URL is not valid');
     }
-    if (opened !== null) identify(opened.context, callSid, params);
+    if (opened !== null) identify(ctx, opened.context, callSid, params);
     const admission = intake.admit('plivo');
     reply.header('content-type', XML);
     if (admission !== 'admitted') {
@@ -189,27 +224,10 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     );
   }
 
-  /** The outbound context of a webhook URL we gave Plivo; undefined for a call we did not place. */
-  async function outboundContext(
-    req: FastifyRequest,
-    verified: boolean,
-  ): Promise<OutboundContext | undefined> {
-    const queryAt = req.url.indexOf('?');
-    const ref =
-      queryAt === -1 ? null : new URLSearchParams(req.url.slice(queryAt + 1)).get(PLIVO_CONTEXT_PARAM);
-    if (ref === null) return undefined;
-    const resolved = await intake.outboundContext('plivo', ref, verified);
-    if (resolved === null) {
-      intake.refused('plivo', 'bad_context');
-      throw new BadRequestError('the call context in this URL is not valid');
-    }
-    return resolved.context;
-  }
-
   async function hangup(req: FastifyRequest, reply: FastifyReply) {
-    const { params, verified } = await readVerified(req);
-    const context = await outboundContext(req, verified);
-    const callSid = context ? callUuid(params) : field(params, 'CallUUID');
+    const { params, verified } = await readVerified(ctx, req);
+    const context = await outboundContext(ctx, req, verified);
+    const callSid = context ? callUuid(ctx, params) : field(params, 'CallUUID');
     const callStatus = field(params, 'CallStatus');
     const hangupCause = field(params, 'HangupCause');
     log.info(
@@ -227,7 +245,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
         throw new BadRequestError('CallStatus and HangupCause name no final status');
       }
       // A call never answered has no webhook before this one.
-      identify(context, callSid, params);
+      identify(ctx, context, callSid, params);
       intake.outboundStatus({
         carrier: 'plivo',
         callSid,
@@ -244,22 +262,22 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
 
   // The asynchronous machine-detection verdict of an outbound call (machine_detection_url).
   async function machine(req: FastifyRequest, reply: FastifyReply) {
-    const { params, verified } = await readVerified(req);
-    const callSid = callUuid(params);
+    const { params, verified } = await readVerified(ctx, req);
+    const callSid = callUuid(ctx, params);
     // Plivo reports no detection time: the session measures it from the answer.
     const report = plivoVerdict(field(params, 'Machine'));
     if (report === null) {
       intake.refused('plivo', 'malformed');
       throw new BadRequestError('Machine must be true or false');
     }
-    const context = await outboundContext(req, verified);
-    if (context) identify(context, callSid, params);
+    const context = await outboundContext(ctx, req, verified);
+    if (context) identify(ctx, context, callSid, params);
     intake.machineVerdict('plivo', callSid, report);
     return reply.code(200).send();
   }
 
   async function transfer(req: FastifyRequest, reply: FastifyReply) {
-    await readVerified(req);
+    await readVerified(ctx, req);
     const to = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1)).get('to') ?? '';
     if (!req.url.includes('?') || !isDialTarget(to)) {
       intake.refused('plivo', 'malformed');
@@ -284,7 +302,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
     app.post(PLIVO_MACHINE_PATH, options, machine);
 
     app.post(PLIVO_STREAM_STATUS_PATH, options, async (req, reply) => {
-      const { params } = await readVerified(req);
+      const { params } = await readVerified(ctx, req);
       log.info({ callSid: field(params, 'CallUUID'), event: field(params, 'Event') }, 'plivo stream status');
       return reply.code(200).send();
     });

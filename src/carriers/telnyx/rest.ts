@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { CarrierApiError, retryableStatus } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
 import { carrierRequest } from '../carrier-request.js';
-import type { TelnyxStreamCodec } from '../../config/types.js';
+import type { TelnyxStreamCodec } from './config.js';
 
 export interface TelnyxRestOptions {
   /** Base URL, `https://api.telnyx.com` in production. */
@@ -117,42 +117,55 @@ function stringOrUndefined(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+type CallArgs = [
+  operation: string,
+  method: 'GET' | 'POST',
+  url: string,
+  body?: Record<string, unknown>,
+  opts?: { alreadyEndedIsDone?: boolean },
+];
+
+/** One request to the Call Control API: its body on success, else a CarrierApiError naming Telnyx's code. */
+async function telnyxCall(
+  authorization: string,
+  timeoutMs: number,
+  operation: string,
+  method: 'GET' | 'POST',
+  url: string,
+  body?: Record<string, unknown>,
+  opts: { alreadyEndedIsDone?: boolean } = {},
+): Promise<unknown> {
+  const response = await carrierRequest({
+    carrier: 'telnyx',
+    operation,
+    method,
+    url,
+    headers: {
+      authorization,
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    timeoutMs,
+  });
+  if (response.status >= 200 && response.status < 300) return response.body;
+  const carrierCode = telnyxErrorCode(response.body);
+  if (opts.alreadyEndedIsDone && response.status === 422 && carrierCode === CALL_ALREADY_ENDED)
+    return undefined;
+  const detail = carrierCode === undefined ? '' : ` (Telnyx error ${carrierCode})`;
+  throw new CarrierApiError('telnyx', `telnyx ${operation}: HTTP ${response.status}${detail}`, {
+    retryable: retryableStatus(response.status),
+    status: response.status,
+    carrierCode,
+  });
+}
+
 export function createTelnyxRest(options: TelnyxRestOptions): TelnyxRest {
   const base = `${options.apiUrl.replace(/\/+$/, '')}/v2/calls`;
   // Built once; the key lives only in this header, never in a message or URL.
   const authorization = `Bearer ${options.apiKey}`;
 
-  async function call(
-    operation: string,
-    method: 'GET' | 'POST',
-    url: string,
-    body?: Record<string, unknown>,
-    opts: { alreadyEndedIsDone?: boolean } = {},
-  ): Promise<unknown> {
-    const response = await carrierRequest({
-      carrier: 'telnyx',
-      operation,
-      method,
-      url,
-      headers: {
-        authorization,
-        accept: 'application/json',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      timeoutMs: options.timeoutMs,
-    });
-    if (response.status >= 200 && response.status < 300) return response.body;
-    const carrierCode = telnyxErrorCode(response.body);
-    if (opts.alreadyEndedIsDone && response.status === 422 && carrierCode === CALL_ALREADY_ENDED)
-      return undefined;
-    const detail = carrierCode === undefined ? '' : ` (Telnyx error ${carrierCode})`;
-    throw new CarrierApiError('telnyx', `telnyx ${operation}: HTTP ${response.status}${detail}`, {
-      retryable: retryableStatus(response.status),
-      status: response.status,
-      carrierCode,
-    });
-  }
+  const call = (...args: CallArgs) => telnyxCall(authorization, options.timeoutMs, ...args);
 
   const action = (callSid: string, name: string) => `${base}/${encodeURIComponent(callSid)}/actions/${name}`;
 

@@ -1,12 +1,13 @@
-// Twilio Media Streams codec (docs/protocols/twilio.md): JSON text frames in, JSON text frames out.
-// Pure parse/serialize, no sockets; one instance per media stream connection.
+// Twilio Media Streams codec (docs/protocols/twilio.md): JSON text frames in, JSON text frames out,
+// in the shape the JSON stream codec reads (../json-stream-codec.ts); what is Twilio's own is here.
 import type { AudioEncoding, MediaFormat } from '../../audio/format.js';
-import type { LegCodec, LegEvent } from '../../call/carrier-port.js';
+import type { LegEvent } from '../../call/carrier-port.js';
 import { CarrierFrameError } from '../../errors.js';
-import { decodeBase64Strict, DTMF_DIGITS, frameReader, isObject, type JsonObject } from '../wire.js';
+import { createJsonStreamCodec, type JsonStreamCodec, type JsonStreamDialect } from '../json-stream-codec.js';
+import { decodeBase64Strict, frameReader, isObject, type JsonObject } from '../wire.js';
 
 // Messages name the field at fault and never echo frame content: frames carry caller audio and secrets.
-const { jsonEvent, objectField, stringField, matchedPayload } = frameReader('twilio');
+const { objectField, stringField } = frameReader('twilio');
 
 function fail(message: string): never {
   throw new CarrierFrameError(`twilio ${message}`);
@@ -20,7 +21,6 @@ const ENCODINGS: Readonly<Record<string, AudioEncoding>> = Object.freeze({
 });
 
 // Events without a body are shared rather than allocated per frame.
-const STOP: LegEvent = Object.freeze({ type: 'stop' });
 const IGNORED_MEDIA: LegEvent = Object.freeze({ type: 'ignored', event: 'media' });
 
 function positiveInteger(obj: JsonObject, key: string, fallback: number): number {
@@ -70,38 +70,33 @@ const INBOUND_MEDIA =
   /^\{"event":"media","sequenceNumber":"\d{1,12}",(?:"streamSid":"[A-Za-z0-9]{1,64}",)?"media":\{"track":"inbound","chunk":"\d{1,12}","timestamp":"\d{1,15}","payload":"([^"\\]*)"\}(?:,"streamSid":"[A-Za-z0-9]{1,64}")?\}$/;
 
 /** Twilio's codec reads one event per frame and writes text frames. */
-export interface TwilioCodec extends LegCodec {
-  parse(data: Buffer, isBinary: boolean): LegEvent;
-  audio(payload: Buffer): string;
-  clear(): string;
-  mark(name: string): string;
-}
+export type TwilioCodec = JsonStreamCodec;
 
-export function createTwilioCodec(): TwilioCodec {
-  // Set at `start`: the JSON-escaped streamSid is baked into every outbound frame's prefix once.
-  let mediaPrefix: string | undefined;
-  let markPrefix = '';
-  let clearFrame = '';
+const twilioDialect: JsonStreamDialect = {
+  carrier: 'twilio',
+  fastMedia: INBOUND_MEDIA,
 
-  function parseStart(frame: JsonObject): LegEvent {
+  start(frame) {
     const start = objectField(frame, 'start', 'start');
     const callSid = stringField(start, 'callSid', 'start');
     const streamSid = stringField(start, 'streamSid', 'start');
     const mediaFormat = parseMediaFormat(start);
     const parameters = parseCustomParameters(start);
-    // The first start names the stream; a later one is refused as a duplicate and must not re-address it.
-    if (mediaPrefix === undefined) {
-      const sid = JSON.stringify(streamSid);
-      mediaPrefix = `{"event":"media","streamSid":${sid},"media":{"payload":"`;
-      markPrefix = `{"event":"mark","streamSid":${sid},"mark":{"name":`;
-      clearFrame = `{"event":"clear","streamSid":${sid}}`;
-    }
+    const sid = JSON.stringify(streamSid);
     // The stream token comes back as the `token` <Parameter>; the media URL's path carries it too.
     const token = parameters.token;
-    return { type: 'start', callSid, streamSid, mediaFormat, parameters, ...(token ? { token } : {}) };
-  }
+    return {
+      event: { type: 'start', callSid, streamSid, mediaFormat, parameters, ...(token ? { token } : {}) },
+      frames: {
+        mediaPrefix: `{"event":"media","streamSid":${sid},"media":{"payload":"`,
+        markPrefix: `{"event":"mark","streamSid":${sid},"mark":{"name":`,
+        markSuffix: '}}',
+        clear: `{"event":"clear","streamSid":${sid}}`,
+      },
+    };
+  },
 
-  function parseMedia(frame: JsonObject): LegEvent {
+  media(frame) {
     const media = objectField(frame, 'media', 'media');
     const track = media.track;
     if (track !== undefined && typeof track !== 'string') fail('media: track must be a string');
@@ -111,52 +106,18 @@ export function createTwilioCodec(): TwilioCodec {
     const payload = decodeBase64Strict(text);
     if (payload === undefined) fail('media: payload is not valid base64');
     return { type: 'audio', payload };
-  }
+  },
 
-  function requireStarted(): string {
-    if (mediaPrefix === undefined) throw new Error('twilio stream: cannot serialize before start');
-    return mediaPrefix;
-  }
+  events: {
+    mark: (frame) => ({
+      type: 'mark',
+      name: stringField(objectField(frame, 'mark', 'mark'), 'name', 'mark'),
+    }),
+  },
+  // `connected` and any event Twilio adds later carry nothing for the call.
+  ignoredEvent: (event) => event,
+};
 
-  return {
-    parse(data: Buffer, isBinary: boolean): LegEvent {
-      if (isBinary) fail('frame: binary frames are not allowed');
-      const text = data.toString('utf8');
-      const fast = INBOUND_MEDIA.exec(text);
-      if (fast) return { type: 'audio', payload: matchedPayload(fast[1]!) };
-      const { frame, event } = jsonEvent(text);
-      switch (event) {
-        case 'media':
-          return parseMedia(frame);
-        case 'start':
-          return parseStart(frame);
-        case 'dtmf': {
-          const digit = stringField(objectField(frame, 'dtmf', event), 'digit', event);
-          if (!DTMF_DIGITS.has(digit)) fail('dtmf: digit must be one of 0-9 * # A-D');
-          return { type: 'dtmf', digit };
-        }
-        case 'mark':
-          return { type: 'mark', name: stringField(objectField(frame, 'mark', event), 'name', event) };
-        case 'stop':
-          return STOP;
-        default:
-          // `connected` and any event Twilio adds later carry nothing for the call.
-          return { type: 'ignored', event };
-      }
-    },
-
-    audio(payload: Buffer): string {
-      return `${requireStarted()}${payload.toString('base64')}"}}`;
-    },
-
-    clear(): string {
-      requireStarted();
-      return clearFrame;
-    },
-
-    mark(name: string): string {
-      requireStarted();
-      return `${markPrefix}${JSON.stringify(name)}}}`;
-    },
-  };
+export function createTwilioCodec(): TwilioCodec {
+  return createJsonStreamCodec(twilioDialect);
 }

@@ -11,7 +11,7 @@
 // compressed ones answer 501. It answers inline, so `callback` answers 501 too.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AudioFormat } from '../../audio/codec.js';
-import { writeWavEncoded } from '../../audio/wav.js';
+import { writeWavEncoded } from '../../audio/wav-writer.js';
 import {
   RAW_SPEAK_ENCODINGS,
   SPEAK_ENCODINGS,

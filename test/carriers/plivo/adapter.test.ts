@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPlivoAdapter } from '../../../src/carriers/plivo/adapter.js';
-import { loadConfig } from '../../../src/config/load.js';
+import { loadConfig } from '../../../src/carriers/load-config.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { MINIMAL_PROJECT } from '../../config/project.js';
 import { type FakeCarrierApi, startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';

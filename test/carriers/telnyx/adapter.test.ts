@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { realClock } from '../../../src/call/clock.js';
 import { Downlink } from '../../../src/call/downlink.js';
 import { createTelnyxAdapter } from '../../../src/carriers/telnyx/adapter.js';
-import { loadConfig } from '../../../src/config/load.js';
+import { loadConfig } from '../../../src/carriers/load-config.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { MINIMAL_PROJECT } from '../../config/project.js';
 import { fakeLeg } from '../../helpers/call-fakes.js';

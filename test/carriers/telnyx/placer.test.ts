@@ -7,7 +7,7 @@ import { buildCallPlacers, SIMULATED_TELNYX_CONNECTION_ID } from '../../../src/c
 import { decodeClientState } from '../../../src/carriers/telnyx/client-state.js';
 import { createTelnyxPlacer } from '../../../src/carriers/telnyx/placer.js';
 import { createTelnyxRest } from '../../../src/carriers/telnyx/rest.js';
-import { loadConfig } from '../../../src/config/load.js';
+import { loadConfig } from '../../../src/carriers/load-config.js';
 import { CarrierApiError } from '../../../src/errors.js';
 import { classifyOriginateError } from '../../../src/outbound/carrier-errors.js';
 import {

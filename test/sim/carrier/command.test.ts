@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import twilio from 'twilio';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { writeWavPcm16 } from '../../../src/audio/wav.js';
+import { writeWavPcm16 } from '../../../src/audio/wav-writer.js';
 import { type CommandIo, callCommand } from '../../../src/sim/carrier/command.js';
 import { dialectNames } from '../../../src/sim/carrier/dialects/index.js';
 import { readStereoWav } from '../../helpers/wav-stereo.js';

@@ -9,7 +9,7 @@ import { createTelnyxCodec } from '../../../src/carriers/telnyx/codec.js';
 import { createTelnyxRest } from '../../../src/carriers/telnyx/rest.js';
 import { telnyxRoutes } from '../../../src/carriers/telnyx/routes.js';
 import { importTelnyxPublicKeys } from '../../../src/carriers/telnyx/signature.js';
-import type { TelnyxStreamCodec } from '../../../src/config/types.js';
+import type { TelnyxStreamCodec } from '../../../src/carriers/telnyx/config.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../../src/sim/carrier-api/server.js';
 import type { SimAnswer, SimStream } from '../../../src/sim/carrier/dialect.js';

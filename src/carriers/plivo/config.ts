@@ -1,8 +1,22 @@
 // Plivo's variables (docs/protocols/plivo.md): the account's Auth ID and Auth Token (REST, and the
 // token verifies X-Plivo-Signature-V3), and the API base.
-import { type Env, envError, envString, envUrl } from './env.js';
-import type { PlivoConfig } from './types.js';
-import { BASE_URL } from './urls.js';
+import { type Env, envError, envString, envUrl } from '../../config/env.js';
+import { BASE_URL } from '../../config/urls.js';
+
+/** Plivo (docs/protocols/plivo.md section 1), read by readPlivo. */
+export interface PlivoConfig {
+  authId: string | null;
+  authToken: string | null;
+  apiUrl: string;
+  /** NODE_ENV=production without an auth token: every Plivo request is refused. */
+  refuseUnverified: boolean;
+}
+
+declare module '../../config/types.js' {
+  interface CarrierConfigs {
+    plivo: PlivoConfig;
+  }
+}
 
 // Plivo's ids are uppercase letters and digits (MA… for accounts, SA… for subaccounts); the id goes
 // into REST paths, so nothing else is accepted.

@@ -1,9 +1,29 @@
 // Telnyx's variables (docs/protocols/telnyx.md): the REST key, the account's Ed25519 public key
 // that verifies webhooks, the Call Control application for outbound calls, the API base and the
 // codec of the bidirectional media stream.
-import { type Env, envError, envList, envOneOf, envString, envUrl } from './env.js';
-import type { TelnyxConfig, TelnyxStreamCodec } from './types.js';
-import { BASE_URL } from './urls.js';
+import { type Env, envError, envList, envOneOf, envString, envUrl } from '../../config/env.js';
+import { BASE_URL } from '../../config/urls.js';
+
+/** The codecs a Telnyx media stream may carry both ways. */
+export type TelnyxStreamCodec = 'PCMU' | 'PCMA' | 'L16';
+
+/** Telnyx (docs/protocols/telnyx.md section 1), read by readTelnyx. */
+export interface TelnyxConfig {
+  apiKey: string | null;
+  /** Base64 Ed25519 public keys (32 bytes each); several while a key is rotated. Empty: not verified. */
+  publicKeys: string[];
+  connectionId: string | null;
+  apiUrl: string;
+  streamCodec: TelnyxStreamCodec;
+  /** NODE_ENV=production without a public key: every Telnyx webhook is refused. */
+  refuseUnverified: boolean;
+}
+
+declare module '../../config/types.js' {
+  interface CarrierConfigs {
+    telnyx: TelnyxConfig;
+  }
+}
 
 export const TELNYX_STREAM_CODECS: readonly TelnyxStreamCodec[] = Object.freeze(['PCMU', 'PCMA', 'L16']);
 

@@ -3,9 +3,25 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { type Env, envError, envList, envString, envUrl } from './env.js';
-import type { VonageConfig } from './types.js';
-import { BASE_URL } from './urls.js';
+import { type Env, envError, envList, envString, envUrl } from '../../config/env.js';
+import { BASE_URL } from '../../config/urls.js';
+
+/** Vonage (docs/protocols/vonage.md): REST needs the application and its key, webhooks the secret. */
+export interface VonageConfig {
+  applicationId: string | null;
+  /** The application's RSA private key, PEM text (read from the file when a path was given). */
+  privateKey: string | null;
+  /** Signature secrets that verify signed webhooks; several during rotation. Empty: not verified. */
+  signatureSecrets: string[];
+  apiKey: string | null;
+  apiUrl: string;
+}
+
+declare module '../../config/types.js' {
+  interface CarrierConfigs {
+    vonage: VonageConfig;
+  }
+}
 
 const APPLICATION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const API_KEY = /^[A-Za-z0-9]{1,32}$/;

@@ -1,10 +1,27 @@
 // The Exotel variables (docs/protocols/exotel.md): the account and its API key and token, for REST
 // and for Basic auth on the media upgrade, and the flow outbound calls run once answered. Each bad
 // value is a one-line error.
-import { isAddressOrCidr } from './cidrs.js';
-import { type Env, envError, envList, envString, envUrl } from './env.js';
-import type { ExotelConfig } from './types.js';
-import { BASE_URL, ENDPOINT_URL } from './urls.js';
+import { isAddressOrCidr } from '../../config/cidrs.js';
+import { type Env, envError, envList, envString, envUrl } from '../../config/env.js';
+import { BASE_URL, ENDPOINT_URL } from '../../config/urls.js';
+
+/** Exotel (docs/protocols/exotel.md): REST and Basic auth on the media upgrade. */
+export interface ExotelConfig {
+  accountSid: string | null;
+  apiKey: string | null;
+  apiToken: string | null;
+  apiUrl: string;
+  /** The Exotel flow (holding the Voicebot applet) an outbound call runs once answered; null: no outbound calls. */
+  flowUrl: string | null;
+  /** `EXOTEL_ALLOWED_CIDRS`: where Exotel's requests must come from; null: unset (any, unverified). */
+  allowedCidrs: string[] | null;
+}
+
+declare module '../../config/types.js' {
+  interface CarrierConfigs {
+    exotel: ExotelConfig;
+  }
+}
 
 const ACCOUNT_SID = /^[A-Za-z0-9_-]{1,64}$/;
 // The key is the user name of Basic auth, so it may not hold a colon.
