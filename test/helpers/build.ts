@@ -9,7 +9,8 @@ export const ROOT = new URL('../..', import.meta.url).pathname;
 export function buildIfStale(): void {
   const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' });
   const stale = sources.some((file) => {
-    if (!file.endsWith('.ts')) return false;
+    // Declaration files emit nothing, so they have no output to compare with.
+    if (!file.endsWith('.ts') || file.endsWith('.d.ts')) return false;
     const output = join(ROOT, 'dist', file.replace(/\.ts$/, '.js'));
     const built = statSync(output, { throwIfNoEntry: false });
     return built === undefined || built.mtimeMs < statSync(join(ROOT, 'src', file)).mtimeMs;
