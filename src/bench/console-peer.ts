@@ -3,7 +3,7 @@
 // churn, ends some and starts as many, then tells the fleet that its calls changed.
 import type { Redis } from 'ioredis';
 import type { LiveCall } from '../call/live-call.js';
-import type { fleetKeys } from '../fleet/keys.js';
+import type { FleetKeys } from '../fleet/keys.js';
 
 const PEER = 'bench-peer';
 /** How long the peer's entry outlives its last beat, as an instance's does. */
@@ -34,15 +34,14 @@ export class StandInPeer {
 
   constructor(
     private readonly redis: Redis,
-    private readonly keys: ReturnType<typeof fleetKeys>,
+    private readonly keys: FleetKeys,
     calls: number,
     private readonly churn: number,
   ) {
-    for (; this.#next < calls; this.#next++) this.#add(liveCall(this.#next));
-  }
-
-  #add(call: LiveCall): void {
-    this.live.set(call.callSid, call);
+    for (; this.#next < calls; this.#next++) {
+      const call = liveCall(this.#next);
+      this.live.set(call.callSid, call);
+    }
   }
 
   /** Writes its calls to the directory and says it is alive. */
@@ -68,7 +67,7 @@ export class StandInPeer {
         for (const sid of ending) this.live.delete(sid);
         for (let i = 0; i < this.churn; i++, this.#next++) {
           const call = liveCall(this.#next);
-          this.#add(call);
+          this.live.set(call.callSid, call);
           this.startedAtMs.set(call.callSid, Date.now());
         }
         void this.beat().then(() => this.redis.publish(this.keys.liveChanged, PEER));
