@@ -11,7 +11,7 @@ import {
   simulationSigningEnv,
 } from './carriers/simulation-keys.js';
 import { buildApp } from './app.js';
-import { SHUTDOWN_FAREWELL } from './call/session.js';
+import { SHUTDOWN_FAREWELL } from './call/session/session.js';
 import { loadConfig } from './config/load.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics/metrics.js';

@@ -8,7 +8,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import type { LiveCall } from '../call/live-call.js';
+import type { LiveCall } from '../call/watch/live-call.js';
 import { fleetKeys } from '../fleet/keys.js';
 import { spawnBenchServer } from './bench-server.js';
 import { processCpu } from './proc-stats.js';
