@@ -1,7 +1,8 @@
 // An outbound call's answering machine (docs/protocols/answering-machine-detection.md): the gate
 // that holds the agent back until the carrier's verdict (amd-gate.ts), the silence the agent hears
 // in place of a greeting, the verdict that never comes, and the voicemail left after the beep. The
-// session asks it about each caller frame and each step of the agent's output while it holds.
+// session asks it about each caller frame and each step of the agent's output while it holds; it
+// never writes to the agent itself: it says what the agent hears, and the session sends it.
 import type { Logger } from 'pino';
 import { type MediaFormat, silenceByte } from '../../audio/format.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -34,10 +35,15 @@ export interface AnsweringMachineOptions {
   answeredAtMs: number;
   metrics: Pick<Metrics, 'amdVerdicts' | 'amdDetection'>;
   logger: Logger;
-  host: { begin(ending: Ending): boolean; end(reason: EndReason): void; readonly isEnding: boolean };
+  host: {
+    begin(ending: Ending): boolean;
+    end(reason: EndReason): void;
+    readonly isEnding: boolean;
+    /** Closes the agent session, so it cannot talk over a message played without it. */
+    closeAgent(): void;
+  };
   /** The caller's side as the silence monitor hears it. */
   hearing: { readonly callerSpeaking: boolean; readonly silenceMs: number };
-  agent: { sendAudio(chunk: Buffer): void; close(): void };
   /** How a line or a recording is delivered (endings.ts). */
   speech: {
     say(text: string): Promise<Said>;
@@ -75,26 +81,27 @@ export class AnsweringMachine {
   }
 
   /**
-   * A caller frame. Until a person is heard (and while a voicemail is left) the agent hears silence
-   * instead: a voicemail greeting must not start a conversation, nor a recorder's beep interrupt
-   * the message. Returns false when the frame goes to the agent as it is.
+   * A caller frame, and what the agent hears of it. Until a person is heard (and while a voicemail
+   * is left) that is silence of the same size: a voicemail greeting must not start a conversation,
+   * nor a recorder's beep interrupt the message. Otherwise the frame as it is.
    */
-  screen(payload: Buffer): boolean {
+  screen(payload: Buffer): Buffer {
     const gate = this.#gate;
-    if (!gate.mutesAnswerer) return false;
-    this.#opts.agent.sendAudio(this.#silenceLike(payload));
-    if (!gate.holds) return true;
-    const { hearing } = this.#opts;
-    const fellSilent = this.#greetingEnd.observe(hearing.callerSpeaking, hearing.silenceMs);
-    if (fellSilent && gate.awaitingMessageEnd) {
-      this.verdictReported({
-        verdict: 'machine',
-        messageEnded: true,
-        detectionMs: null,
-        raw: 'greeting_silent',
-      });
+    if (!gate.mutesAnswerer) return payload;
+    const silence = this.#silenceLike(payload);
+    if (gate.holds) {
+      const { hearing } = this.#opts;
+      const fellSilent = this.#greetingEnd.observe(hearing.callerSpeaking, hearing.silenceMs);
+      if (fellSilent && gate.awaitingMessageEnd) {
+        this.verdictReported({
+          verdict: 'machine',
+          messageEnded: true,
+          detectionMs: null,
+          raw: 'greeting_silent',
+        });
+      }
     }
-    return true;
+    return silence;
   }
 
   /**
@@ -257,7 +264,7 @@ export class AnsweringMachine {
     if (host.isEnding) return;
     this.#voicemail = { left, problem };
     // Closed now, the agent cannot talk over the message.
-    this.#opts.agent.close();
+    host.closeAgent();
     const heard = await this.#opts.speech.play(audio, VOICEMAIL_CAP_MS);
     if (heard === 'timeout') this.#opts.logger.warn('the carrier never confirmed the voicemail was played');
     host.end('voicemail_left');

@@ -1,7 +1,7 @@
 // The call's way to the voice agent: dials it (retrying a refused handshake within a budget),
 // adopts a session pre-warmed at the voice webhook, redials with the conversation so far when it
-// drops, and holds in ONE bounded queue everything that waits for an agent: caller audio and
-// control messages, while none is connected or it has not answered `SettingsApplied`
+// drops, and holds in ONE bounded queue (agent-queue.ts) everything that waits for an agent: caller
+// audio and control messages, while none is connected or it has not answered `SettingsApplied`
 // (docs/protocols/agent.md: anything sent earlier is ignored). Past the bound the oldest entry of
 // the same kind is dropped and counted; on `SettingsApplied` the queue goes out in arrival order.
 //
@@ -28,6 +28,9 @@ import type { AgentChannel, AgentCloseInfo } from '../../agent/session.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { type Clock, type ClockTimer, sleep } from '../clock.js';
 import { backoffDelayMs, retryableOf } from '../../retry.js';
+import { AgentQueue } from './agent-queue.js';
+
+export { MAX_QUEUED_MESSAGES } from './agent-queue.js';
 
 /** Dials one agent session for the call with these settings. */
 export type DialAgent = (settings: SettingsMessage, logger: Logger) => Promise<AgentChannel>;
@@ -36,8 +39,6 @@ export type DialAgent = (settings: SettingsMessage, logger: Logger) => Promise<A
 export const RECONNECT_DELAYS_MS: readonly number[] = Object.freeze([0, 250, 500, 1000, 2000]);
 /** At call start, retries end once this much time has gone by since the first dial. */
 export const REFUSED_RETRY_BUDGET_MS = 2_500;
-/** Control messages waiting for the agent; a call produces a handful at most. */
-export const MAX_QUEUED_MESSAGES = 32;
 /** From adopting a session to its `SettingsApplied`: past it, the session counts as failed. */
 export const SETTINGS_APPLIED_TIMEOUT_MS = 5_000;
 
@@ -80,13 +81,16 @@ export interface AgentLinkOptions {
   logger: Logger;
   /** Caller audio held while no agent is ready; past it the oldest is dropped and counted. */
   maxQueuedAudioBytes: number;
+  /**
+   * The queue to keep (agent-queue.ts), where the caller's first frames already wait since the
+   * stream's `start`; default: a new one bounded by `maxQueuedAudioBytes`.
+   */
+  queue?: AgentQueue;
   /** Jitter source in [0, 1). */
   random?: () => number;
   /** Default `SETTINGS_APPLIED_TIMEOUT_MS`. */
   settingsTimeoutMs?: number;
 }
-
-type Queued = { kind: 'audio'; chunk: Buffer } | { kind: 'message'; message: AgentClientMessage };
 
 /** The code of a typed error, or '' for anything else. */
 function errorCode(err: unknown): string {
@@ -123,15 +127,14 @@ export class AgentLink {
   readonly #opts: AgentLinkOptions;
   readonly #listener: AgentLinkListener;
   readonly #random: () => number;
-  #queue: Queued[] = [];
-  #queuedAudioBytes = 0;
-  #queuedMessages = 0;
+  readonly #queue: AgentQueue;
   #settingsTimer: ClockTimer | null = null;
 
   constructor(opts: AgentLinkOptions, listener: AgentLinkListener) {
     this.#opts = opts;
     this.#listener = listener;
     this.#random = opts.random ?? Math.random;
+    this.#queue = opts.queue ?? new AgentQueue(opts.maxQueuedAudioBytes, opts.metrics);
   }
 
   get state(): LinkState {
@@ -155,7 +158,7 @@ export class AgentLink {
 
   /** What waits for the agent: audio bytes and messages. */
   get queued(): { audioBytes: number; messages: number } {
-    return { audioBytes: this.#queuedAudioBytes, messages: this.#queuedMessages };
+    return { audioBytes: this.#queue.audioBytes, messages: this.#queue.messages };
   }
 
   /**
@@ -220,11 +223,7 @@ export class AgentLink {
       return;
     }
     if (this.#closed()) return;
-    this.#queue.push({ kind: 'audio', chunk });
-    this.#queuedAudioBytes += chunk.length;
-    while (this.#queuedAudioBytes > this.#opts.maxQueuedAudioBytes) {
-      if (!this.#dropOldest('audio')) break;
-    }
+    this.#queue.audio(chunk);
   }
 
   send(message: AgentClientMessage): void {
@@ -233,9 +232,7 @@ export class AgentLink {
       return;
     }
     if (this.#closed()) return;
-    this.#queue.push({ kind: 'message', message });
-    this.#queuedMessages++;
-    if (this.#queuedMessages > MAX_QUEUED_MESSAGES) this.#dropOldest('message');
+    this.#queue.message(message);
   }
 
   /** The call is over: the agent session is closed and nothing more is dialed or queued. */
@@ -245,9 +242,7 @@ export class AgentLink {
     this.#clearSettingsTimer();
     this.#agent?.close();
     this.#agent = null;
-    this.#queue = [];
-    this.#queuedAudioBytes = 0;
-    this.#queuedMessages = 0;
+    this.#queue.clear();
   }
 
   /** Read through a method: the state changes across awaits, which narrowing cannot see. */
@@ -305,14 +300,7 @@ export class AgentLink {
     if (this.#connectMs === null && agent.settingsAppliedAtMs !== null) {
       this.#connectMs = Math.round(agent.settingsAppliedAtMs - agent.dialStartedAtMs);
     }
-    const queue = this.#queue;
-    this.#queue = [];
-    this.#queuedAudioBytes = 0;
-    this.#queuedMessages = 0;
-    for (const entry of queue) {
-      if (entry.kind === 'audio') agent.sendAudio(entry.chunk);
-      else agent.send(entry.message);
-    }
+    this.#queue.drainTo(agent);
     this.#listener.onReady();
   }
 
@@ -351,20 +339,5 @@ export class AgentLink {
     if (this.#settingsTimer === null) return;
     this.#opts.clock.clearTimeout(this.#settingsTimer);
     this.#settingsTimer = null;
-  }
-
-  /** Drops the oldest queued entry of `kind`; false when there is none. */
-  #dropOldest(kind: Queued['kind']): boolean {
-    const index = this.#queue.findIndex((entry) => entry.kind === kind);
-    if (index < 0) return false;
-    const [dropped] = this.#queue.splice(index, 1);
-    if (dropped?.kind === 'audio') {
-      this.#queuedAudioBytes -= dropped.chunk.length;
-      this.#opts.metrics.audioDropped.inc({ buffer: 'agent_queue' });
-    } else if (dropped?.kind === 'message') {
-      this.#queuedMessages--;
-      this.#opts.metrics.agentMessagesDropped.inc();
-    }
-    return true;
   }
 }

@@ -7,6 +7,7 @@ import type { AgentProfile } from '../../config/types.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { CallRecord } from '../../store/call-record.js';
 import type { DialAgent } from './agent-link.js';
+import type { AgentQueue } from './agent-queue.js';
 import type { CallLogInfo } from '../record/call-log.js';
 import type { CallAudioListener } from '../audio-listener.js';
 import type { DownlinkRules } from '../carrier-port.js';
@@ -38,6 +39,11 @@ export interface CallDeps {
   downlink: DownlinkRules;
   /** Caller audio held while no agent is ready; past it the oldest is dropped and counted. */
   maxEarlyAudioBytes: number;
+  /**
+   * The queue the caller's first frames wait in since the stream's `start` (agent-queue.ts): the
+   * agent link keeps it, so they wait in one queue only. Default: a new, empty one.
+   */
+  heldAudio?: AgentQueue;
   /** The profile's own recording in the stream's format, played when no agent can be reached. */
   fallbackAudio: Buffer | null;
   /**

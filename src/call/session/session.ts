@@ -15,6 +15,7 @@ import { AgentUpdater } from '../../agent/updates.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { AgentLink, type LinkLostInfo } from './agent-link.js';
 import { AgentMessages } from './agent-messages.js';
+import type { AgentQueue } from './agent-queue.js';
 import type { VerdictReport } from '../outbound/amd-gate.js';
 import { AnsweringMachine } from '../outbound/answering-machine.js';
 import { AudioFanout } from '../watch/audio-fanout.js';
@@ -48,6 +49,9 @@ const FAREWELLS = {
 export const SHUTDOWN_FAREWELL =
   "I'm sorry, I have to end the call now. Please call back in a moment. Goodbye.";
 const CHECK_IN = 'Are you still there?';
+
+/** What the endings and the answering machine may do to the call. */
+type SessionHost = EndingsHost & { closeAgent(): void };
 
 export class CallSession {
   readonly logger: Logger;
@@ -108,6 +112,7 @@ export class CallSession {
         metrics,
         logger: this.logger,
         maxQueuedAudioBytes: deps.maxEarlyAudioBytes,
+        ...(deps.heldAudio ? { queue: deps.heldAudio } : {}),
       },
       {
         onReady: () => this.#agentReady(),
@@ -152,26 +157,7 @@ export class CallSession {
       ...(deps.prompts ? { prompts: deps.prompts } : {}),
       logger: this.logger,
     });
-    const outbound = info.outbound;
-    this.#machine =
-      outbound?.amd == null
-        ? null
-        : new AnsweringMachine({
-            outbound: { ...outbound, amd: outbound.amd },
-            carrier: info.carrier,
-            format: info.mediaFormat,
-            clock,
-            answeredAtMs: this.#startedAtMs,
-            metrics,
-            logger: this.logger,
-            host,
-            hearing: this.#silence,
-            agent: this.#link,
-            speech: this.#endings,
-            downlink: this.#downlink,
-            ...(deps.prompts ? { prompts: deps.prompts } : {}),
-            ...(deps.voicemailRecordings ? { voicemailRecordings: deps.voicemailRecordings } : {}),
-          });
+    this.#machine = this.#answeringMachine(host);
     this.#latency = new LatencyObserver({
       metrics,
       log: this.#log,
@@ -218,8 +204,33 @@ export class CallSession {
     }
     this.#audio = new AudioFanout((tap) => this.#downlink.tap(tap), this.#startedAtMs, this.logger);
     for (const listener of deps.audioListeners ?? []) this.listen(listener);
+    if (deps.heldAudio) this.#takeHeldAudio(deps.heldAudio);
     metrics.callsActive.inc({ carrier: info.carrier });
     metrics.callsStarted.inc({ carrier: info.carrier, direction: info.direction });
+  }
+
+  /** An outbound call with detection: its answering machine. */
+  #answeringMachine(host: SessionHost): AnsweringMachine | null {
+    const { info } = this;
+    const outbound = info.outbound;
+    if (outbound?.amd == null) return null;
+    const deps = this.#deps;
+    const machine = new AnsweringMachine({
+      outbound: { ...outbound, amd: outbound.amd },
+      carrier: info.carrier,
+      format: info.mediaFormat,
+      clock: this.#clock,
+      answeredAtMs: this.#startedAtMs,
+      metrics: deps.metrics,
+      logger: this.logger,
+      host,
+      hearing: this.#silence,
+      speech: this.#endings,
+      downlink: this.#downlink,
+      ...(deps.prompts ? { prompts: deps.prompts } : {}),
+      ...(deps.voicemailRecordings ? { voicemailRecordings: deps.voicemailRecordings } : {}),
+    });
+    return machine;
   }
 
   /** The answering-machine verdict of the carrier's detection, once it comes. */
@@ -280,6 +291,22 @@ export class CallSession {
 
   // ── carrier side ──────────────────────────────────────────────────────────
 
+  /**
+   * The caller's frames held since the stream's start, already in the queue the link keeps: each
+   * is heard as `onCallerAudio` hears a frame, and what the agent hears of it takes its place.
+   * (Written out again rather than shared, so the per-frame path below stays one flat method.)
+   */
+  #takeHeldAudio(queue: AgentQueue): void {
+    queue.mapAudio((payload) => {
+      this.#audioCounts.upFrames++;
+      this.#audioCounts.upBytes += payload.length;
+      if (this.#audio.listening) this.#audio.callerFrame(payload, this.#clock.now());
+      this.#silence.agentSpeaking(this.#downlink.isPlaying());
+      this.#silence.callerAudio(payload);
+      return this.#machine === null ? payload : this.#machine.screen(payload);
+    });
+  }
+
   /** A caller frame: on every 20 ms of every call, so nothing here allocates. */
   onCallerAudio(payload: Buffer): void {
     this.#audioCounts.upFrames++;
@@ -287,8 +314,8 @@ export class CallSession {
     if (this.#audio.listening) this.#audio.callerFrame(payload, this.#clock.now());
     this.#silence.agentSpeaking(this.#downlink.isPlaying());
     this.#silence.callerAudio(payload);
-    if (this.#machine !== null && this.#machine.screen(payload)) return;
-    this.#link.sendAudio(payload);
+    // The session alone writes to the agent; an answering machine only says what it hears.
+    this.#link.sendAudio(this.#machine === null ? payload : this.#machine.screen(payload));
   }
 
   /**
@@ -368,7 +395,7 @@ export class CallSession {
   }
 
   /** What the endings and the answering machine may do to the call's state. */
-  #endingsHost(): EndingsHost {
+  #endingsHost(): SessionHost {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- read by the getter below
     const session = this;
     return {
@@ -378,6 +405,7 @@ export class CallSession {
         return session.isEnding;
       },
       resume: () => this.#resume(),
+      closeAgent: () => this.#link.close(),
     };
   }
 

@@ -2,8 +2,13 @@
 // a person: the caller hears the decline message in the stream's own format, cut and paced to the
 // carrier's downlink rules, before the line is hung up. No agent session is spent on it.
 import { bytesPerMs, type MediaFormat, silenceByte } from '../../audio/format.js';
-import type { DownlinkRules } from '../carrier-port.js';
+import type { CarrierAdapter, DownlinkRules } from '../carrier-port.js';
 import { type Clock, realClock, sleep } from '../clock.js';
+import { prewarmKey } from '../intake/prewarm.js';
+import { fallbackAudio } from '../session/fallback-audio.js';
+import type { StreamStart } from './admit.js';
+import type { CarrierLeg } from './carrier-leg.js';
+import type { MediaSocketDeps } from './deps.js';
 
 /** Past its own length, how long the message is given to be played before the hang-up. */
 const PLAYOUT_SLACK_MS = 500;
@@ -52,4 +57,37 @@ export async function playDecline(playback: DeclinePlayback): Promise<void> {
     if (ahead > message.length / perMs) await sleep(clock, ahead - message.length / perMs);
   }
   await sleep(clock, Math.max(0, sentMs - (clock.now() - started)) + PLAYOUT_SLACK_MS);
+}
+
+/**
+ * Declines a stream this instance cannot carry now: the caller hears the decline message, then the
+ * line is hung up. No agent is dialed, and one pre-warmed here for the call is closed.
+ */
+export function declineStream(
+  start: StreamStart,
+  adapter: CarrierAdapter,
+  leg: CarrierLeg,
+  deps: Pick<MediaSocketDeps, 'pending' | 'prewarm' | 'prompts'>,
+): void {
+  const key = prewarmKey(adapter.name, start.callSid);
+  deps.pending?.settled(key);
+  deps.prewarm.take(key)?.close();
+  const format = start.mediaFormat;
+  const audio = deps.prompts
+    ? deps.prompts('at_capacity', format).catch(() => fallbackAudio(undefined, format))
+    : Promise.resolve(fallbackAudio(undefined, format));
+  void audio
+    .then((message) =>
+      playDecline({
+        audio: message,
+        rules: adapter.downlink(format),
+        format,
+        send: (payload) => {
+          if (!leg.open) return false;
+          leg.sendAudio(payload);
+          return true;
+        },
+      }),
+    )
+    .finally(() => leg.hangup());
 }
