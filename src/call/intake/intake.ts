@@ -81,41 +81,47 @@ export function admitNewCall(
   return deps.admission.admits(committed) ? 'admitted' : 'at_capacity';
 }
 
+/** Dials the agent while the carrier is still opening the media stream (pre-warming). */
+function prewarm(
+  deps: IntakeDeps,
+  call: CallAnnouncement,
+  profileName: string,
+  outbound: OutboundContext | null,
+): void {
+  const { config, metrics } = deps;
+  const named = config.profiles[profileName];
+  if (!config.agent.prewarm || !named) return;
+  const profile = outbound ? profileWithVariables(named, outbound.variables) : named;
+  const problem = unsupportedFormatReason(call.mediaFormat);
+  if (problem !== null) {
+    // The stream will be refused for the same reason: no agent session is spent on it.
+    deps.logger.warn({ carrier: call.carrier, callSid: call.callSid, problem }, 'not pre-warming');
+    return;
+  }
+  const settings = buildSettings(
+    profile,
+    { callSid: call.callSid, streamSid: '', carrier: call.carrier },
+    call.mediaFormat,
+  );
+  const log = deps.logger.child({ carrier: call.carrier, callSid: call.callSid });
+  const ready = deps.dial(settings, log).catch((err: Error) => {
+    metrics.prewarm.inc({ outcome: 'failed' });
+    log.warn({ err: err.message }, 'pre-warming the agent failed; the stream will dial again');
+    return null;
+  });
+  deps.prewarm.put(
+    prewarmKey(call.carrier, call.callSid),
+    {
+      ready,
+      format: { ...call.mediaFormat },
+      close: () => void ready.then((session) => session?.close()),
+    },
+    config.agent.prewarmTtlMs,
+  );
+}
+
 export function createCallIntake(deps: IntakeDeps): CallIntake {
   const { config, metrics } = deps;
-
-  /** Dials the agent while the carrier is still opening the media stream (pre-warming). */
-  const prewarm = (call: CallAnnouncement, profileName: string, outbound: OutboundContext | null) => {
-    const named = config.profiles[profileName];
-    if (!config.agent.prewarm || !named) return;
-    const profile = outbound ? profileWithVariables(named, outbound.variables) : named;
-    const problem = unsupportedFormatReason(call.mediaFormat);
-    if (problem !== null) {
-      // The stream will be refused for the same reason: no agent session is spent on it.
-      deps.logger.warn({ carrier: call.carrier, callSid: call.callSid, problem }, 'not pre-warming');
-      return;
-    }
-    const settings = buildSettings(
-      profile,
-      { callSid: call.callSid, streamSid: '', carrier: call.carrier },
-      call.mediaFormat,
-    );
-    const log = deps.logger.child({ carrier: call.carrier, callSid: call.callSid });
-    const ready = deps.dial(settings, log).catch((err: Error) => {
-      metrics.prewarm.inc({ outcome: 'failed' });
-      log.warn({ err: err.message }, 'pre-warming the agent failed; the stream will dial again');
-      return null;
-    });
-    deps.prewarm.put(
-      prewarmKey(call.carrier, call.callSid),
-      {
-        ready,
-        format: { ...call.mediaFormat },
-        close: () => void ready.then((session) => session?.close()),
-      },
-      config.agent.prewarmTtlMs,
-    );
-  };
 
   return {
     admit(carrier: string): Admission {
@@ -174,7 +180,7 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       // its stream: anything else waits until its stream presents the token. A call prepared for a
       // peer is pre-warmed by nobody here.
       if (peer === null && allowed.prewarm) {
-        prewarm(call, profile, outbound);
+        prewarm(deps, call, profile, outbound);
         deps.pending?.expect(prewarmKey(call.carrier, call.callSid), config.streamTokenTtlMs);
       }
       deps.logger.info(
