@@ -5,11 +5,13 @@
 // what the stream's socket does next.
 import type { Logger } from 'pino';
 import { unsupportedFormatReason } from '../../audio/format.js';
+import type { Config } from '../../config/types.js';
 import type { LegEvent } from '../carrier-port.js';
 import { checkStreamToken, type StreamGrant } from '../intake/stream-token.js';
 import { prewarmKey } from '../intake/prewarm.js';
 import { type OutboundContext, outboundContexts } from '../outbound/outbound-context.js';
 import { CLOSE } from './carrier-leg.js';
+import type { CallRegistry } from '../watch/registry.js';
 import type { MediaSocketDeps } from './deps.js';
 
 export type StreamStart = Extract<LegEvent, { type: 'start' }>;
@@ -33,10 +35,13 @@ export interface AdmitContext {
   waiting(): boolean;
 }
 
-type AdmitDeps = Pick<
+export interface AdmitDeps extends Pick<
   MediaSocketDeps,
-  'config' | 'store' | 'metrics' | 'registry' | 'pending' | 'admitCall' | 'releaseRemotePrewarm'
->;
+  'store' | 'metrics' | 'pending' | 'admitCall' | 'releaseRemotePrewarm'
+> {
+  config: Pick<Config, 'streamTokenSecret' | 'streamTokenTtlMs' | 'instanceId'>;
+  registry: Pick<CallRegistry, 'has'>;
+}
 
 const refused = (reason: string, code: number = CLOSE.policyViolation): StreamAdmission => ({
   outcome: 'refused',

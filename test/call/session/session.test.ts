@@ -8,6 +8,7 @@ import type { MediaFormat } from '../../../src/audio/format.js';
 import type { DownlinkRules } from '../../../src/call/carrier-port.js';
 import { CallEventHub, type CallEvent } from '../../../src/call/watch/events.js';
 import { SETTINGS_APPLIED_TIMEOUT_MS } from '../../../src/call/session/agent-link.js';
+import { AgentQueue } from '../../../src/call/session/agent-queue.js';
 import type { PromptPlayer } from '../../../src/call/session/fallback-audio.js';
 import type { CallRecord } from '../../../src/store/call-record.js';
 import { type CallInfo, CallSession, SHUTDOWN_FAREWELL } from '../../../src/call/session/session.js';
@@ -79,6 +80,7 @@ function newCall(
     canTransfer?: boolean;
     maxEarlyAudioBytes?: number;
     prompts?: PromptPlayer;
+    heldAudio?: AgentQueue;
   } = {},
 ): Call {
   const format = opts.format ?? MULAW_8K;
@@ -109,6 +111,7 @@ function newCall(
     maxEarlyAudioBytes: opts.maxEarlyAudioBytes ?? 64 * 1024,
     fallbackAudio: opts.fallbackAudio === undefined ? FALLBACK : opts.fallbackAudio,
     ...(opts.prompts ? { prompts: opts.prompts } : {}),
+    ...(opts.heldAudio ? { heldAudio: opts.heldAudio } : {}),
     onEnded: (_, record) => records.push(record),
   });
   return {
@@ -186,6 +189,26 @@ describe('start and relay', () => {
     call.session.onCallerAudio(later);
     expect(agent.receivedAudio().equals(Buffer.concat([...early, later]))).toBe(true);
     expect(agent.settings.agent.greeting).toBe(PROFILE.greeting);
+  });
+
+  it('keeps the queue the stream held audio in since its start: those frames reach the agent first, once', async () => {
+    // Invariant: a frame held while the stream was verified waits in one queue only, and is the call's.
+    const queueMetrics = createMetrics('test');
+    const held = new AgentQueue(64 * 1024, queueMetrics);
+    const early = [Buffer.alloc(160, 1), Buffer.alloc(160, 2)];
+    for (const frame of early) held.audio(frame);
+    const call = newCall({ heldAudio: held });
+    await call.session.start();
+    const later = Buffer.alloc(160, 3);
+    call.session.onCallerAudio(later);
+    expect(held.audioBytes).toBe(480); // the same queue, now the link's
+    const agent = call.agent();
+    agent.ready();
+    expect(held.audioBytes).toBe(0);
+    expect(agent.receivedAudio().equals(Buffer.concat([...early, later]))).toBe(true);
+    call.session.end('caller_hangup');
+    expect(call.records[0]).toBeDefined();
+    expect(call.metrics.audio.upFrames).toBe(3);
   });
 
   it('drops the oldest early audio past the bound and counts it', async () => {
