@@ -8,7 +8,7 @@ import { createAgentDialer } from './agent/dialer.js';
 import { carriersWithoutCredentials, unverifiedCarrierWarnings } from './carriers/index.js';
 import { simulationKeysFor, simulationSigningEnv } from './carriers/simulation-keys.js';
 import { buildApp } from './app.js';
-import { SHUTDOWN_FAREWELL } from './call/session.js';
+import { SHUTDOWN_FAREWELL } from './call/session/session.js';
 import { loadConfig } from './carriers/load-config.js';
 import { claimPort, describeBindFailure, type PortClaim } from './port-claim.js';
 import { createLogger } from './log.js';

@@ -1,10 +1,10 @@
 // The one Originator the outbound room places calls through (src/outbound/ports.ts), composed by
 // app.ts from the call placers of the enabled carriers (src/carriers/placer.ts). Here the outbound
 // request becomes the context kept server-side, whose reference the call carries
-// (src/call/outbound-context.ts), and the carriers' status words become the dialer's outcomes.
+// (src/call/outbound/outbound-context.ts), and the carriers' status words become the dialer's outcomes.
 import type { CarrierCallState } from './carriers/call-status.js';
 import type { CallPlacer } from './carriers/placer.js';
-import type { OutboundAmd, OutboundContext, OutboundContexts } from './call/outbound-context.js';
+import type { OutboundAmd, OutboundContext, OutboundContexts } from './call/outbound/outbound-context.js';
 import type { RecordingSettings } from './config/recording.js';
 import { BadRequestError } from './errors.js';
 import type { CarrierCallStatus, OriginateRequest, Originator } from './outbound/ports.js';

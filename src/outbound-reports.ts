@@ -5,7 +5,7 @@
 // attempt; a `completed` status waits a moment, so the record, which says more, comes first.
 import type { Logger } from 'pino';
 import type { OutboundStatusReport } from './call/carrier-port.js';
-import { CARRIER_FINAL_REASONS } from './call/end-reason.js';
+import { CARRIER_FINAL_REASONS } from './call/record/end-reason.js';
 import type { CallRecord } from './store/call-record.js';
 import type { Dialer } from './outbound/dialer.js';
 import type { AttemptOutcome } from './store/campaign-records.js';

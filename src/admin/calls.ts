@@ -10,7 +10,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { CallRecordQuery } from '../store/call-record.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
-import type { LiveCalls } from '../call/live-call.js';
+import type { LiveCalls } from '../call/watch/live-call.js';
 import type { Store } from '../store/store.js';
 import { CallPage, CallSidParams, CallsQuery, errors } from './schemas.js';
 import { listLiveCalls, wantsLiveCalls } from './live-calls.js';

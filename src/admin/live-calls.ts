@@ -4,7 +4,7 @@
 //   POST /calls/:callSid/hangup            → 200 {"callSid", "instance"}; 404 if no such live call
 //   POST /calls/:callSid/transfer {"to"}   → 200 {"callSid", "instance", "to"}; 404, 409 refused, 503
 import type { FastifyInstance } from 'fastify';
-import type { ControlOutcome, LiveCalls } from '../call/live-call.js';
+import type { ControlOutcome, LiveCalls } from '../call/watch/live-call.js';
 import type { DialPolicy } from '../trust/dial-policy.js';
 import { BadRequestError, ConflictError, NotFoundError, UnavailableError } from '../errors.js';
 import { CallSidParams, ControlAnswer, errors, TransferBody } from './schemas.js';

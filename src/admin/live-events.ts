@@ -6,7 +6,7 @@
 //                               at once and then whenever it changes (at most once a second), ending
 //                               after completed or cancelled
 import type { FastifyInstance } from 'fastify';
-import type { CallEvent, CallEventFeed } from '../call/events.js';
+import type { CallEvent, CallEventFeed } from '../call/watch/events.js';
 import type { LiveFeed } from '../fleet/live-feed.js';
 import type { CampaignService } from '../outbound/service.js';
 import type { Store } from '../store/store.js';

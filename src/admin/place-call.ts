@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { placeholders, renderTemplate } from '../agent/placeholders.js';
 import type { Admission } from '../call/carrier-port.js';
-import type { OutboundAmd } from '../call/outbound-context.js';
+import type { OutboundAmd } from '../call/outbound/outbound-context.js';
 import type { AgentProfile } from '../config/types.js';
 import { BadRequestError, CARRIER_API_ERROR_CODE, DialBlockedError, UnavailableError } from '../errors.js';
 import { readRecordingSettings, type RecordingSettings } from '../config/recording.js';

@@ -7,7 +7,7 @@
 // runs, as a hang-up does (live-calls.ts).
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { LiveCalls, RecordingAction } from '../call/live-call.js';
+import type { LiveCalls, RecordingAction } from '../call/watch/live-call.js';
 import { NotFoundError, UnavailableError } from '../errors.js';
 import type { RecordingStore } from '../recording/store.js';
 import { BYTES_PER_FRAME, headerSampleRate, WAV_HEADER_BYTES, wavHeader } from '../recording/wav-header.js';

@@ -1,7 +1,7 @@
 // The consoles of `callbridge bench console`: each follows GET /v1/calls/live/events as the browser
 // console does, keeps its own view of the live calls, and times how long a call started by the
 // stand-in peer took to reach it.
-import type { LiveCall } from '../call/live-call.js';
+import type { LiveCall } from '../call/watch/live-call.js';
 
 export interface Consoles {
   views: Array<Map<string, LiveCall>>;

@@ -2,7 +2,7 @@
 // the live-call directory. It beats them into Redis every second as an instance does and, at the
 // churn, ends some and starts as many, then tells the fleet that its calls changed.
 import type { Redis } from 'ioredis';
-import type { LiveCall } from '../call/live-call.js';
+import type { LiveCall } from '../call/watch/live-call.js';
 import type { FleetKeys } from '../fleet/keys.js';
 
 const PEER = 'bench-peer';

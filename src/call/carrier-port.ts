@@ -3,9 +3,9 @@
 // adapters in, so nothing in src/call imports a carrier (docs/architecture.md).
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { MediaFormat } from '../audio/format.js';
-import type { VerdictReport } from './amd-gate.js';
-import type { OutboundContext } from './outbound-context.js';
-import type { RequestAllowance } from './trust.js';
+import type { VerdictReport } from './outbound/amd-gate.js';
+import type { OutboundContext } from './outbound/outbound-context.js';
+import type { RequestAllowance } from './intake/trust.js';
 
 /** A carrier's media frames, read into the same small set of events for every carrier. */
 export type LegEvent =

@@ -1,6 +1,6 @@
 // Live calls across a fleet sharing Redis: listed from the live-call directory, controlled on
 // whichever instance carries the call (here directly, elsewhere relayed to it).
-import type { ControlOutcome, LiveCalls } from '../call/live-call.js';
+import type { ControlOutcome, LiveCalls } from '../call/watch/live-call.js';
 import type { LiveDirectory } from './live-directory.js';
 import type { FleetRelay, Reply, RequestBody } from './relay.js';
 

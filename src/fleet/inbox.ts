@@ -2,9 +2,9 @@
 // agent it pre-warmed for a stream that landed elsewhere, control a call it carries, and relay a
 // call's audio to a listener elsewhere.
 import type { Logger } from 'pino';
-import type { ControlOutcome, LiveCalls } from '../call/live-call.js';
-import type { PendingStreams } from '../call/pending-streams.js';
-import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from '../call/prewarm.js';
+import type { ControlOutcome, LiveCalls } from '../call/watch/live-call.js';
+import type { PendingStreams } from '../call/intake/pending-streams.js';
+import { type PrewarmedAgent, type PrewarmPool, prewarmKey } from '../call/intake/prewarm.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RelayDeps } from './relay.js';
 

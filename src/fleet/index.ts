@@ -3,12 +3,12 @@
 // the call, and the release of agents pre-warmed for streams that landed on another instance.
 // Without it: this instance's own registry and event hub, and nothing to release.
 import type { Logger } from 'pino';
-import type { CallEventFeed, CallEventHub } from '../call/events.js';
-import type { LiveCalls } from '../call/live-call.js';
-import type { ForeignStream } from '../call/media-socket.js';
-import type { PendingStreams } from '../call/pending-streams.js';
-import type { PrewarmedAgent, PrewarmPool } from '../call/prewarm.js';
-import type { CallRegistry } from '../call/registry.js';
+import type { CallEventFeed, CallEventHub } from '../call/watch/events.js';
+import type { LiveCalls } from '../call/watch/live-call.js';
+import type { ForeignStream } from '../call/stream/media-socket.js';
+import type { PendingStreams } from '../call/intake/pending-streams.js';
+import type { PrewarmedAgent, PrewarmPool } from '../call/intake/prewarm.js';
+import type { CallRegistry } from '../call/watch/registry.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { DEFAULT_REDIS_KEY_PREFIX } from '../store/redis.js';

@@ -3,8 +3,8 @@
 // the call's listen channel for as long as someone here listens.
 import type { Redis } from 'ioredis';
 import type { MediaFormat } from '../audio/format.js';
-import type { CallRegistry } from '../call/registry.js';
-import { StereoTap } from '../call/stereo-tap.js';
+import type { CallRegistry } from '../call/watch/registry.js';
+import { StereoTap } from '../call/watch/stereo-tap.js';
 import type { FleetKeys } from './keys.js';
 
 export interface ListenSink {

@@ -8,7 +8,7 @@
 // refuses no call (docs/deploy.md).
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { LiveCall } from '../call/live-call.js';
+import type { LiveCall } from '../call/watch/live-call.js';
 import { CoalescedRun } from './coalesced-run.js';
 import {
   type FleetKeys,

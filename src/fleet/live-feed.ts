@@ -3,7 +3,7 @@
 // what started, ended or changed. Its reads of the directory are triggered by a change anywhere in
 // the fleet (one pub/sub message per change) or by the heartbeat, and coalesced: the cost is per
 // instance, never per open console.
-import type { LiveCall } from '../call/live-call.js';
+import type { LiveCall } from '../call/watch/live-call.js';
 import { CoalescedRun } from './coalesced-run.js';
 
 export type LiveFeedEvent =

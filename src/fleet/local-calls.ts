@@ -1,9 +1,9 @@
 // Live calls of this instance alone: listed from its registry, controlled directly. This is the
 // whole of it without Redis, and the owner's side of every relayed control in a fleet.
-import type { ControlOutcome, LiveCall, LiveCalls, RecordingAction } from '../call/live-call.js';
+import type { ControlOutcome, LiveCall, LiveCalls, RecordingAction } from '../call/watch/live-call.js';
 import type { RecordingControlResult } from '../recording/recordings.js';
-import { liveCallOf } from '../call/live-call.js';
-import type { CallRegistry } from '../call/registry.js';
+import { liveCallOf } from '../call/watch/live-call.js';
+import type { CallRegistry } from '../call/watch/registry.js';
 
 export interface LocalCallsDeps {
   registry: CallRegistry;

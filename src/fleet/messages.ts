@@ -1,6 +1,6 @@
 // What instances tell each other over pub/sub (docs/architecture.md section 8). Everything read
 // off a channel is checked before it is acted on: a malformed message is dropped, never thrown.
-import type { CallEvent } from '../call/events.js';
+import type { CallEvent } from '../call/watch/events.js';
 
 export type InboxMessage =
   | { type: 'hangup'; id: string; from: string; callSid: string }

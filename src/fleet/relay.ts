@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CallEvent } from '../call/events.js';
+import type { CallEvent } from '../call/watch/events.js';
 import type { FleetKeys } from './keys.js';
 import { type InboxMessage, parseInboxMessage, parseRelayedEvent } from './messages.js';
 

@@ -2,7 +2,7 @@
 // this process claims, and what it keeps in memory per campaign (caller-ID rotation, the agent-429
 // limit on concurrency).
 import type { Logger } from 'pino';
-import { AdmissionControl } from '../call/admission.js';
+import { AdmissionControl } from '../call/intake/admission.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CampaignRecord } from '../store/campaign-records.js';

@@ -1,6 +1,6 @@
 // The address of a pre-recorded voicemail (`amd.voicemail.audioUrl` of a campaign or of one call):
-// a WAV the server fetches once and plays after the beep (src/call/voicemail-recordings.ts). It is
-// kept in the call's context (src/call/outbound-context.ts), whose size is bounded, so it is kept short.
+// a WAV the server fetches once and plays after the beep (src/call/outbound/voicemail-recordings.ts). It is
+// kept in the call's context (src/call/outbound/outbound-context.ts), whose size is bounded, so it is kept short.
 
 /** Characters an audio URL may hold: the context it is kept in is bounded too. */
 export const MAX_VOICEMAIL_AUDIO_URL_CHARS = 1_000;

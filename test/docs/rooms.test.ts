@@ -72,3 +72,31 @@ describe('rooms', () => {
     expect(reaching.map((file) => relative(SRC, file))).toEqual([]);
   });
 });
+
+describe('the rooms of the call core', () => {
+  const CALL = join(SRC, 'call');
+  /** Its sub-rooms by job; its root keeps only the ports other rooms plug into, and the call's clock. */
+  const SUB_ROOMS = ['stream', 'intake', 'session', 'downlink', 'outbound', 'functions', 'record', 'watch'];
+  const ROOT_FILES = ['audio-listener.ts', 'carrier-port.ts', 'clock.ts', 'leg.ts', 'recording-port.ts'];
+
+  it('every file of src/call sits in the room of its job', () => {
+    const misplaced = sources(CALL)
+      .map((file) => relative(CALL, file))
+      .filter((path) => {
+        const [first, ...rest] = path.split('/');
+        return rest.length === 0 ? !ROOT_FILES.includes(first!) : !SUB_ROOMS.includes(first!);
+      });
+    expect(misplaced).toEqual([]);
+  });
+
+  it('only the session holds the agent link: no other file makes or imports one', () => {
+    const link = join(CALL, 'session', 'agent-link.ts');
+    const holders = sources(SRC).filter((file) => {
+      if (file === link || !importsOf(file).includes(link)) return false;
+      return /import\s*\{[^}]*(?<!type\s)\bAgentLink\b[^}]*\}\s*from '[^']*agent-link\.js'/s.test(
+        readFileSync(file, 'utf8'),
+      );
+    });
+    expect(holders.map((file) => relative(SRC, file))).toEqual(['call/session/session.ts']);
+  });
+});

@@ -3,7 +3,7 @@
 // are ended politely), and the process exits 0; a second SIGTERM ends it at once.
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SHUTDOWN_FAREWELL } from '../../src/call/session.js';
+import { SHUTDOWN_FAREWELL } from '../../src/call/session/session.js';
 import { type AgentConnection, type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import {
   type CarrierStreamClient,

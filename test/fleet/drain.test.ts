@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MULAW_8K } from '../../src/audio/format.js';
-import { fallbackAudio } from '../../src/call/fallback-audio.js';
-import { issueStreamToken } from '../../src/call/stream-token.js';
+import { fallbackAudio } from '../../src/call/session/fallback-audio.js';
+import { issueStreamToken } from '../../src/call/intake/stream-token.js';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import { disposeAll, ensureBuilt, spawnServer, status } from '../helpers/server-process.js';
 import { newCallSid, openMediaStream, voiceWebhook } from '../helpers/twilio-carrier.js';

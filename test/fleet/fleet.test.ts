@@ -43,7 +43,7 @@ const FLEET_TWILIO = {
 
 /**
  * Both instances again, with Twilio's requests signed: only a verified webhook pre-warms an agent
- * or gets an observer token (src/call/trust.ts).
+ * or gets an observer token (src/call/intake/trust.ts).
  */
 async function restartSigned(): Promise<void> {
   await a.close();

@@ -4,7 +4,7 @@
 // the webhook gateway answers 503 so providers retry; once Redis is back, everything is taken again.
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fallbackAudio } from '../../src/call/fallback-audio.js';
+import { fallbackAudio } from '../../src/call/session/fallback-audio.js';
 import { MULAW_8K } from '../../src/audio/format.js';
 import { type FakeAgent, startFakeAgent } from '../helpers/fake-agent.js';
 import { REDIS_SERVER, type RedisServer, startRedisServer } from '../helpers/redis-server.js';

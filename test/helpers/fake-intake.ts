@@ -1,7 +1,7 @@
 // The call core's intake as a test double for a carrier's webhook routes: records what the routes
 // ask of it (admissions, announced calls, refusals) and answers as the test says, with media URLs
 // shaped as the core makes them (`<base>/media/<carrier>/<instance>/<token>`).
-import type { VerdictReport } from '../../src/call/amd-gate.js';
+import type { VerdictReport } from '../../src/call/outbound/amd-gate.js';
 import type {
   Admission,
   CallAnnouncement,
@@ -9,7 +9,7 @@ import type {
   OutboundStatusReport,
   PreparedCall,
 } from '../../src/call/carrier-port.js';
-import { allowanceOf } from '../../src/call/trust.js';
+import { allowanceOf } from '../../src/call/intake/trust.js';
 
 export interface FakeIntake extends CallIntake {
   admission: Admission;
@@ -43,7 +43,7 @@ export function createFakeIntake(opts: { mediaBase?: string } = {}): FakeIntake 
     verdicts: [],
     identified: [],
     outboundContext: async () => null,
-    // The core's own rule (src/call/trust.ts): the routes ask, the fake answers as the core would.
+    // The core's own rule (src/call/intake/trust.ts): the routes ask, the fake answers as the core would.
     allowance: allowanceOf,
     outboundCallIdentified(carrier, context, callSid) {
       intake.identified.push({ carrier, attemptId: context.attemptId, callSid });

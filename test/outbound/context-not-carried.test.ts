@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outboundContexts } from '../../src/call/outbound-context.js';
+import { outboundContexts } from '../../src/call/outbound/outbound-context.js';
 import { buildCallPlacers } from '../../src/carriers/index.js';
 import { loadConfig } from '../../src/carriers/load-config.js';
 import { composeOriginator } from '../../src/originator.js';

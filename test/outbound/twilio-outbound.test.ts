@@ -5,7 +5,7 @@
 // live calls through the carrier's API.
 import twilio from 'twilio';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { issueContextRef, outboundContexts } from '../../src/call/outbound-context.js';
+import { issueContextRef, outboundContexts } from '../../src/call/outbound/outbound-context.js';
 import { startFakeTwilioApi, type FakeTwilioApi } from '../helpers/fake-twilio-api.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 

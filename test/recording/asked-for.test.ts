@@ -3,7 +3,7 @@
 // recording on the call's instance. Malformed settings are refused with the field named.
 import { describe, expect, it } from 'vitest';
 import { placeCallRequest } from '../../src/admin/place-call.js';
-import { decodeContext, encodeContext } from '../../src/call/outbound-context.js';
+import { decodeContext, encodeContext } from '../../src/call/outbound/outbound-context.js';
 import { parseInboxMessage } from '../../src/fleet/messages.js';
 import { campaignSpec } from '../../src/outbound/campaign-spec.js';
 import { profileFixture } from '../outbound/rig.js';

@@ -15,7 +15,7 @@ import {
   type OutboundFinalStatus,
   type ResolvedContext,
 } from '../../call/carrier-port.js';
-import type { OutboundContext } from '../../call/outbound-context.js';
+import type { OutboundContext } from '../../call/outbound/outbound-context.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { boundedStatusWord, type CarrierCallStatus } from '../call-status.js';
 import type { CallPlacer } from '../placer.js';

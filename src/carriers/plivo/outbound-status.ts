@@ -1,7 +1,7 @@
 // What Plivo's hang-up and machine-detection webhooks of an outbound call say, in the common words
 // (docs/protocols/plivo.md section 9; docs/protocols/answering-machine-detection.md,
 // section 5). Pure: the routes read the form, these read the words.
-import type { VerdictReport } from '../../call/amd-gate.js';
+import type { VerdictReport } from '../../call/outbound/amd-gate.js';
 import type { OutboundFinalStatus } from '../../call/carrier-port.js';
 
 /** `CallStatus` of the hang-up webhook. */

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import type { Logger } from 'pino';
 import { MULAW_8K } from '../../audio/format.js';
 import { type CallAnnouncement, type CallIntake, OBSERVER_HEADER } from '../../call/carrier-port.js';
-import type { OutboundContext } from '../../call/outbound-context.js';
+import type { OutboundContext } from '../../call/outbound/outbound-context.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { type ClaimOnce, inMemoryClaimOnce } from '../replay-guard.js';

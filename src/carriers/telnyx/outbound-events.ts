@@ -2,7 +2,7 @@
 // (docs/protocols/telnyx.md section 9, docs/protocols/answering-machine-detection.md section 4):
 // the `hangup_cause` of `call.hangup` as the call's final status, and the detection events as a
 // verdict. Causes Telnyx may add later are tolerated: an unknown one is a failed call, its word kept.
-import type { MachineVerdict, VerdictReport } from '../../call/amd-gate.js';
+import type { MachineVerdict, VerdictReport } from '../../call/outbound/amd-gate.js';
 import type { OutboundFinalStatus } from '../../call/carrier-port.js';
 
 const HANGUP_CAUSES: Readonly<Record<string, OutboundFinalStatus>> = Object.freeze({

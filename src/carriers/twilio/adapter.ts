@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import { bytesPerMs } from '../../audio/format.js';
 import type { CarrierAdapter, CarrierControl } from '../../call/carrier-port.js';
-import { publicWsBase } from '../../call/media-url.js';
+import { publicWsBase } from '../../call/intake/media-url.js';
 import type { Config } from '../../config/types.js';
 import { BadSignatureError } from '../../errors.js';
 import type { SimulationKeys } from '../simulation-keys.js';

@@ -3,7 +3,7 @@
 // the call core's, served at /media/twilio….
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MULAW_8K } from '../../audio/format.js';
-import type { MachineVerdict, VerdictReport } from '../../call/amd-gate.js';
+import type { MachineVerdict, VerdictReport } from '../../call/outbound/amd-gate.js';
 import {
   type CallIntake,
   OBSERVER_HEADER,

@@ -1,7 +1,7 @@
 // What Vonage's events about an outbound call say, in the common words (docs/protocols/vonage.md
 // section 9; docs/protocols/answering-machine-detection.md section 6). Pure: the event route reads
 // the JSON, these read the words.
-import type { VerdictReport } from '../../call/amd-gate.js';
+import type { VerdictReport } from '../../call/outbound/amd-gate.js';
 import type { OutboundFinalStatus } from '../../call/carrier-port.js';
 
 /** The `status` words that end a call; `started`, `ringing`, `answered` are progress. */

@@ -2,7 +2,7 @@
 // makes them (test/helpers/exotel-carrier.ts).
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CarrierCallState } from '../../../src/carriers/call-status.js';
-import type { OutboundContext } from '../../../src/call/outbound-context.js';
+import type { OutboundContext } from '../../../src/call/outbound/outbound-context.js';
 import { exotelRoutes } from '../../../src/carriers/exotel/routes.js';
 import { networkMatcher } from '../../../src/carriers/exotel/networks.js';
 import { upgradeCredentials } from '../../../src/carriers/exotel/upgrade-auth.js';

@@ -4,7 +4,7 @@
 // helper with node:crypto, not with the project's code.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { plivoRoutes } from '../../../src/carriers/plivo/routes.js';
-import type { OutboundContext } from '../../../src/call/outbound-context.js';
+import type { OutboundContext } from '../../../src/call/outbound/outbound-context.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { type CarrierApp, sinkLogger, startCarrierApp } from '../../helpers/carrier-app.js';
 import { createFakeIntake, type FakeIntake } from '../../helpers/fake-intake.js';

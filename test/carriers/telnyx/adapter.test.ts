@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { realClock } from '../../../src/call/clock.js';
-import { Downlink } from '../../../src/call/downlink.js';
+import { Downlink } from '../../../src/call/downlink/downlink.js';
 import { createTelnyxAdapter } from '../../../src/carriers/telnyx/adapter.js';
 import { loadConfig } from '../../../src/carriers/load-config.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';

@@ -8,7 +8,11 @@ import { encodeClientState } from '../../../src/carriers/telnyx/client-state.js'
 import { createTelnyxRest, telnyxCommandId } from '../../../src/carriers/telnyx/rest.js';
 import { telnyxRoutes } from '../../../src/carriers/telnyx/routes.js';
 import { importTelnyxPublicKeys } from '../../../src/carriers/telnyx/signature.js';
-import { encodeContext, issueContextRef, outboundContexts } from '../../../src/call/outbound-context.js';
+import {
+  encodeContext,
+  issueContextRef,
+  outboundContexts,
+} from '../../../src/call/outbound/outbound-context.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
 import { type CarrierApp, sinkLogger, startCarrierApp } from '../../helpers/carrier-app.js';
 import { type FakeCarrierApi, startFakeCarrierApi } from '../../helpers/fake-carrier-api.js';

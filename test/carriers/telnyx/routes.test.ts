@@ -213,7 +213,7 @@ describe('telnyx declined calls', () => {
       valid,
     );
     await api.waitFor((r) => r.path.endsWith('/actions/hangup'));
-    // The decline is counted once, by the core's admission (src/call/intake.ts), not again here.
+    // The decline is counted once, by the core's admission (src/call/intake/intake.ts), not again here.
     expect(intake.admitted).toEqual(['telnyx']);
     expect((await metrics.callsDeclined.get()).values).toEqual([]);
   });

@@ -4,7 +4,7 @@
 // with the `jsonwebtoken` package (test/helpers/vonage-carrier.ts), independently of the project's code.
 import { afterEach, describe, expect, it } from 'vitest';
 import { vonageRoutes } from '../../../src/carriers/vonage/routes.js';
-import type { OutboundContext } from '../../../src/call/outbound-context.js';
+import type { OutboundContext } from '../../../src/call/outbound/outbound-context.js';
 import { type CarrierApp, startCarrierApp } from '../../helpers/carrier-app.js';
 import { createFakeIntake, type FakeIntake } from '../../helpers/fake-intake.js';
 import { newVonageUuid, type VonageSigning, vonageWebhookJwt } from '../../helpers/vonage-carrier.js';
