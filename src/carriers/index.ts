@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { createExotelAdapter } from './exotel/adapter.js';
 import { createExotelPlacer } from './exotel/placer.js';
 import { createExotelRest } from './exotel/rest.js';
-import type { CallPlacer } from './placer.js';
+import type { CallPlacer } from '../outbound/ports.js';
 import { createPlivoAdapter, PLIVO_REST_TIMEOUT_MS, PLIVO_SIMULATED_AUTH_ID } from './plivo/adapter.js';
 import { createPlivoPlacer } from './plivo/placer.js';
 import { createPlivoRest } from './plivo/rest.js';

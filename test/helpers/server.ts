@@ -37,7 +37,7 @@ export interface StartServerOptions {
   logger?: Logger;
   /** The carriers to serve instead of those the configuration enables. */
   carriers?: (config: Config, deps: CarrierDeps) => CarrierAdapter[];
-  releaseRemotePrewarm?: AppDeps['releaseRemotePrewarm'];
+  releaseRemotePrewarm?: NonNullable<AppDeps['standIns']>['releaseRemotePrewarm'];
   originator?: Originator;
   dialerOptions?: Partial<DialerOptions>;
   /** The simulated carrier API outbound calls go to when no carrier has credentials. */
@@ -80,22 +80,25 @@ export async function startServer(
   const app = await buildApp(config, {
     logger,
     store,
-    dial,
     metrics,
-    agentMode: 'remote',
-    ...(opts.originator ? { originator: opts.originator } : {}),
-    ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
+    agent: { dial, mode: 'remote' },
     ...(opts.simulatedCarrierApiUrl
       ? {
-          simulatedCarrierApi: opts.simulatedCarrierApiUrl,
-          simulationKeys: simulationKeysFor(config.streamTokenSecret),
+          simulation: {
+            carrierApi: opts.simulatedCarrierApiUrl,
+            keys: simulationKeysFor(config.streamTokenSecret),
+          },
         }
       : {}),
-    ...(opts.carriers ? { carriers: opts.carriers(config, { logger, metrics, store }) } : {}),
-    ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
     ...(opts.analysis ? { analysis: opts.analysis(store) } : {}),
     ...(opts.prompts ? { prompts: opts.prompts(config) } : {}),
-    ...(opts.consoleDir ? { consoleDir: opts.consoleDir } : {}),
+    standIns: {
+      ...(opts.originator ? { originator: opts.originator } : {}),
+      ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
+      ...(opts.carriers ? { carriers: opts.carriers(config, { logger, metrics, store }) } : {}),
+      ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
+      ...(opts.consoleDir ? { consoleDir: opts.consoleDir } : {}),
+    },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   // As main.ts does once listening: campaigns dial only where a carrier can place calls.

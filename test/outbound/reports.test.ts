@@ -4,7 +4,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { OutboundStatusReport } from '../../src/call/carrier-port.js';
-import { OutboundReports } from '../../src/outbound-reports.js';
+import { OutboundReports } from '../../src/outbound/reports.js';
 import type { Dialer } from '../../src/outbound/dialer.js';
 import type { CallRecord } from '../../src/store/call-record.js';
 

@@ -1,0 +1,40 @@
+// What the app says of itself: `GET /` (its region, instance, agent, carriers and their media paths,
+// the simulated carrier in development, live calls, the webhook gateway, analysis), `GET /healthz`
+// (the process answers) and `GET /readyz` (it takes new calls: 503 while it drains).
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { mediaPath } from '../call/media-url.js';
+
+export interface StatusOptions {
+  /** Where calls' agents live (`local` for the built-in agent). */
+  agentMode: 'remote' | 'local';
+  /** The simulated carrier's API, so `callbridge call` finds it. */
+  simulatedCarrierApi?: string;
+  analysis: boolean;
+}
+
+async function status(app: FastifyInstance, opts: StatusOptions): Promise<void> {
+  const { config, carriers, calls, gateway } = app;
+  app.get('/', async () => ({
+    name: 'callbridge',
+    region: config.region,
+    instance: config.instanceId,
+    agent: opts.agentMode,
+    carriers: carriers.map((carrier) => carrier.name),
+    media: Object.fromEntries(carriers.map((carrier) => [carrier.name, mediaPath(carrier.name)])),
+    ...(opts.simulatedCarrierApi !== undefined ? { simulatedCarrierApi: opts.simulatedCarrierApi } : {}),
+    calls: { active: calls.registry.size },
+    webhooks: await gateway.info(),
+    analysis: opts.analysis ? 'on' : 'off',
+  }));
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) =>
+    calls.draining ? reply.code(503).send({ status: 'draining' }) : { status: 'ready' },
+  );
+}
+
+export default fp(status, {
+  name: 'callbridge-status',
+  decorators: { fastify: ['config', 'carriers', 'gateway'] },
+  dependencies: ['callbridge-calls'],
+});

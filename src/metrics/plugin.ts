@@ -1,0 +1,26 @@
+// The metrics room on the app: the registry every room counts on, decorated as `app.metrics`, and
+// `GET /metrics` that Prometheus scrapes.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Metrics } from './metrics.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics;
+  }
+}
+
+export interface MetricsPluginOptions {
+  /** Made by the process, which counts on it before the app exists (the agent dialer). */
+  metrics: Metrics;
+}
+
+async function metricsPlugin(app: FastifyInstance, opts: MetricsPluginOptions): Promise<void> {
+  const { metrics } = opts;
+  app.decorate('metrics', metrics);
+  app.get('/metrics', async (_req, reply) =>
+    reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+}
+
+export default fp(metricsPlugin, { name: 'callbridge-metrics' });
