@@ -89,10 +89,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerOpenApi(app);
   await app.register(metricsRoom, { metrics: deps.metrics });
   await app.register(trustRoom);
-  // The webhook gateway first: a bad secrets file stops the app before anything has started.
+  // Before any other route: the media WebSocket server serves upgrades of the routes after it.
+  await app.register(callRoom, { logger, dial: deps.agent.dial, ...opt('prompts', deps.prompts) });
+  // A bad secrets file stops the app here, before a store or a peer connection has been opened.
   await app.register(webhooksRoom, { logger });
   await app.register(recordingRoom, { logger });
-  await app.register(callRoom, { logger, dial: deps.agent.dial, ...opt('prompts', deps.prompts) });
   await app.register(fleetRoom, { logger });
   await app.register(carriers, {
     logger,

@@ -1,6 +1,7 @@
 // What the app says of itself: `GET /` (its region, instance, agent, carriers and their media paths,
 // the simulated carrier in development, live calls, the webhook gateway, analysis), `GET /healthz`
-// (the process answers) and `GET /readyz` (it takes new calls: 503 while it drains).
+// (the process answers), `GET /readyz` (it takes new calls: 503 while it drains) and `GET /metrics`
+// (every metric, for Prometheus).
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { mediaPath } from '../call/media-url.js';
@@ -14,7 +15,7 @@ export interface StatusOptions {
 }
 
 async function status(app: FastifyInstance, opts: StatusOptions): Promise<void> {
-  const { config, carriers, calls, gateway } = app;
+  const { config, carriers, calls, gateway, metrics } = app;
   app.get('/', async () => ({
     name: 'callbridge',
     region: config.region,
@@ -31,10 +32,13 @@ async function status(app: FastifyInstance, opts: StatusOptions): Promise<void> 
   app.get('/readyz', async (_req, reply) =>
     calls.draining ? reply.code(503).send({ status: 'draining' }) : { status: 'ready' },
   );
+  app.get('/metrics', async (_req, reply) =>
+    reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
 }
 
 export default fp(status, {
   name: 'callbridge-status',
   decorators: { fastify: ['config', 'carriers', 'gateway'] },
-  dependencies: ['callbridge-calls'],
+  dependencies: ['callbridge-metrics', 'callbridge-calls'],
 });

@@ -1,5 +1,5 @@
-// The metrics room on the app: the registry every room counts on, decorated as `app.metrics`, and
-// `GET /metrics` that Prometheus scrapes.
+// The metrics room on the app: the registry every room counts on, decorated as `app.metrics`
+// (`GET /metrics` serves it: src/app/status.ts).
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Metrics } from './metrics.js';
@@ -16,11 +16,7 @@ export interface MetricsPluginOptions {
 }
 
 async function metricsPlugin(app: FastifyInstance, opts: MetricsPluginOptions): Promise<void> {
-  const { metrics } = opts;
-  app.decorate('metrics', metrics);
-  app.get('/metrics', async (_req, reply) =>
-    reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  app.decorate('metrics', opts.metrics);
 }
 
 export default fp(metricsPlugin, { name: 'callbridge-metrics' });
