@@ -1,157 +1,70 @@
-// buildApp assembles the HTTP and WebSocket surface from a validated config and its dependencies.
-// It never listens, reads the environment or exits: src/main.ts does that.
-import { hostname } from 'node:os';
-import { join } from 'node:path';
-import websocket from '@fastify/websocket';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyInstance,
-  LogController,
-} from 'fastify';
+// buildApp assembles the HTTP and WebSocket surface from a validated config and its dependencies:
+// a list of plugins, one per room, each declaring the decorators and plugins it needs (fastify-plugin
+// checks them as it registers). It never listens, reads the environment or exits: src/main.ts does.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import { registerCallAdminRoutes } from './admin/calls.js';
-import { registerCampaignAdminRoutes } from './admin/campaigns.js';
-import { registerDncAdminRoutes } from './admin/dnc.js';
-import { registerLiveCallAdminRoutes } from './admin/live-calls.js';
-import { registerRecordingAdminRoutes } from './admin/recordings.js';
-import { registerListenRoutes } from './admin/listen.js';
-import { registerLiveEventRoutes } from './admin/live-events.js';
-import { registerAuditRoutes } from './admin/audit.js';
-import { consoleFiles } from './admin/console-files.js';
-import { registerKeyAdminRoutes } from './admin/keys.js';
+import adminRoom from './admin/mount.js';
 import { registerOpenApi } from './admin/openapi.js';
-import { adminApi } from './admin/plugin.js';
-import type { DeclaredRoute } from './admin/roles.js';
-import { registerSessionRoutes } from './admin/session.js';
 import type { AgentDialer } from './agent/dialer.js';
-import { AdmissionControl } from './call/intake/admission.js';
+import carrierCalls from './app/carrier-calls.js';
+import carriers, { type Simulation } from './app/carriers.js';
+import endedCalls, { type Analysis } from './app/ended-calls.js';
+import ground from './app/ground.js';
+import httpAnswers from './app/http.js';
+import state from './app/state.js';
+import status from './app/status.js';
 import type { CarrierAdapter } from './call/carrier-port.js';
-import { carrierRoutes } from './call/intake/carrier-routes.js';
-import { CallEventHub } from './call/watch/events.js';
-import { admitNewCall, createCallIntake } from './call/intake/intake.js';
-import { startPingSweep } from './call/stream/liveness.js';
-import type { ForeignStream, MediaSocketDeps } from './call/stream/media-socket.js';
-import { mediaPath } from './call/intake/media-url.js';
-import { observerRoutes } from './call/watch/observer.js';
-import { PendingStreams } from './call/intake/pending-streams.js';
-import { promptRoutes } from './call/intake/prompt-routes.js';
-import { type PrewarmedAgent, PrewarmPool } from './call/intake/prewarm.js';
-import type { CallRecord } from './store/call-record.js';
-import { CallRegistry } from './call/watch/registry.js';
+import type { Carrier } from './carriers/carrier.js';
+import type { ForeignStream } from './call/stream/media-socket.js';
+import callRoom from './call/plugin.js';
 import { MAX_TOKEN_CHARS } from './call/intake/stream-token.js';
-import { VoicemailRecordings } from './call/outbound/voicemail-recordings.js';
-import { registerPlaceCallRoutes } from './admin/place-call.js';
-import { MachineVerdicts } from './call/outbound/machine-verdicts.js';
-import { buildCallPlacers, buildCarrierAdapters, carriersWithoutCredentials } from './carriers/index.js';
-import type { CallPlacer } from './carriers/placer.js';
-import { composeOriginator } from './originator.js';
-import { DialPolicy } from './trust/dial-policy.js';
-import { FetchPolicy } from './trust/fetch-policy.js';
-import { OutboundReports } from './outbound-reports.js';
 import type { Config } from './config/types.js';
-import { type Fleet, startFleet } from './fleet/index.js';
-import { AGENT_REFUSED_CODE, AgentConnectError, codeForStatus, NotFoundError } from './errors.js';
+import fleetRoom from './fleet/plugin.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http-errors.js';
-import { createMetrics, type Metrics } from './metrics/metrics.js';
-import type { AnalysisSubject } from './speech/analysis.js';
-import { PromptAudio } from './speech/prompts.js';
-import type { DialerClock } from './outbound/clock.js';
+import type { Metrics } from './metrics/metrics.js';
+import metricsRoom from './metrics/plugin.js';
 import type { DialerOptions } from './outbound/dialer.js';
-import { dialerOptionsOf } from './outbound/dialer-context.js';
-import { createOutbound, type Originator, type Outbound } from './outbound/index.js';
-import { describeSimulation, type SimulationKeys } from './carriers/simulation-keys.js';
+import outboundRoom from './outbound/plugin.js';
+import type { Originator } from './outbound/ports.js';
+import recordingRoom from './recording/plugin.js';
+import type { PromptAudio } from './speech/prompts.js';
 import type { Store } from './store/store.js';
-import { outboundContexts } from './call/outbound/outbound-context.js';
-import { openRecordings } from './recording/open-store.js';
-import type { Recordings } from './recording/recordings.js';
-import {
-  ANALYSIS_EVENT_PROVIDER,
-  analysisAnnouncer,
-  callEndedEvent,
-  callEventAnnouncer,
-  recordingReadyEvent,
-} from './webhooks/call-events.js';
-import { operatorGatewayNotifier } from './webhooks/notifier.js';
-import { registerWebhookAdminRoutes, type WebhookGateway, webhookGateway } from './webhooks/plugin.js';
+import trustRoom from './trust/plugin.js';
+import webhooksRoom from './webhooks/plugin.js';
+
+export type { CallbridgeState } from './app/state.js';
 
 export interface AppDeps {
   logger: Logger;
   store: Store;
-  dial: AgentDialer;
-  metrics?: Metrics;
-  /** Shown by `GET /`: where calls' agents live (`local` for the built-in agent). */
-  agentMode: 'remote' | 'local';
-  /** Post-call analysis (ANALYSIS=on): each saved record is handed to it; each outcome is announced. */
-  analysis?: {
-    enqueue(record: AnalysisSubject): Promise<void>;
-    onAnalysed?(listener: (record: CallRecord) => void): void;
-  };
-  /** The fixed prompts a caller hears without an agent (src/speech/prompts.ts). */
-  prompts?: PromptAudio;
-  /** Places outbound calls for campaigns; absent: campaigns can be prepared but not started. */
-  originator?: Originator;
-  /** The dialer's clock and tuning (tests). */
-  dialerClock?: DialerClock;
-  dialerOptions?: Partial<DialerOptions>;
-  /** The carriers served; default: those the configuration enables (src/carriers/index.ts). */
-  carriers?: readonly CarrierAdapter[];
-  /** The carriers that place outbound calls; default: those with credentials (src/carriers/index.ts). */
-  placers?: readonly CallPlacer[];
-  /**
-   * The built-in simulated carrier API (src/sim/carrier-api/): carriers without credentials place,
-   * answer and end calls there. Listed by `GET /` so `callbridge call` finds it.
-   */
-  simulatedCarrierApi?: string;
-  /** The simulated carrier's own signing keys, trusted only for carriers without credentials. */
-  simulationKeys?: SimulationKeys;
-  /**
-   * Tells the instance that prepared a call, whose stream arrived here instead, to close the agent
-   * it pre-warmed for it. Default: nothing (one instance; the agent there expires after its TTL).
-   */
-  releaseRemotePrewarm?: (stream: ForeignStream) => void;
-  /** Call recordings and their store; default: the store `RECORDING_STORE` names. */
-  recordings?: Recordings;
-  /** Where the built console is (tests); default: dist/console of this checkout. */
-  consoleDir?: string;
-}
-
-export interface CallbridgeState {
-  config: Config;
   metrics: Metrics;
-  registry: CallRegistry;
-  events: CallEventHub;
-  gateway: WebhookGateway;
-  prewarm: PrewarmPool<PrewarmedAgent>;
-  /** Calls prepared here whose stream has not arrived: a drain waits for them too. */
-  pending: PendingStreams;
-  admission: AdmissionControl;
-  /** What the instances of a deployment share: live calls, relays (one instance: its own). */
-  fleet: Fleet;
-  /** Campaigns and their dialer (main.ts starts the dialer once listening). */
-  outbound: Outbound;
-  draining: boolean;
-  /** The fixed prompts and campaign voicemails as audio (`promptAudio(kind, format, {text})`). */
-  prompts: PromptAudio;
-  /** Call recordings and the store every instance shares (docs/recordings.md). */
-  recordings: Recordings;
-  /** Every /v1 route with the role it declares (src/admin/roles.ts). */
-  adminRoutes: DeclaredRoute[];
+  /** The voice agent: how a call dials it, and whether it is the built-in one (shown by `GET /`). */
+  agent: { dial: AgentDialer; mode: 'remote' | 'local' };
+  /** Post-call analysis (ANALYSIS=on): each saved record is handed to it; each outcome is announced. */
+  analysis?: Analysis;
+  /** The fixed prompts a caller hears without an agent; default: the bundled recordings. */
+  prompts?: PromptAudio;
+  /** The built-in simulated carrier, outside production when a carrier has no credentials. */
+  simulation?: Simulation;
+  /** What tests put in place of what the configuration builds. */
+  standIns?: {
+    /** Served instead of the carriers the configuration enables. */
+    carriers?: readonly CarrierAdapter[];
+    /** The list of carriers instead of src/carriers/registry.ts's: configured, served and placing calls. */
+    carrierList?: readonly Carrier[];
+    /** Places the dialer's calls instead of the carriers' placers. */
+    originator?: Originator;
+    dialerOptions?: Partial<DialerOptions>;
+    /** Closes an agent pre-warmed on another instance; default: the fleet's relay. */
+    releaseRemotePrewarm?: (stream: ForeignStream) => void;
+    /** Where the built console is; default: dist/console of this checkout. */
+    consoleDir?: string;
+  };
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    callbridge: CallbridgeState;
-  }
-}
-
-/** Largest WebSocket message accepted from a carrier; media frames are a few hundred bytes. */
-const MAX_MEDIA_FRAME_BYTES = 64 * 1024;
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
-const ADMISSION_RECOVER_EVERY_MS = 2_000;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  const metrics = deps.metrics ?? createMetrics(config.region);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     trustProxy: config.trustProxy === false ? false : config.trustProxy,
@@ -171,325 +84,46 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // again, and the stores stay open until every connection has ended (docs/deploy.md).
     return503OnClosing: false,
   });
+  const { logger, standIns = {} } = deps;
 
-  const gateway = webhookGateway({ config, store: deps.store, metrics, logger: deps.logger });
-  // One dial policy for every number that leaves the server (docs/security.md).
-  const dialPolicy = new DialPolicy(config.dialPolicy);
-  const fetchPolicy = new FetchPolicy(config.fetchPolicy);
-  const placers =
-    deps.placers ?? buildCallPlacers(config, { simulatedApiUrl: deps.simulatedCarrierApi ?? null });
-  const carriers =
-    deps.carriers ??
-    buildCarrierAdapters(config, {
-      logger: deps.logger,
-      metrics,
-      claimOnce: (key, ttlMs) => deps.store.claimOnce(key, ttlMs),
-      ...(deps.simulatedCarrierApi !== undefined ? { simulatedApiUrl: deps.simulatedCarrierApi } : {}),
-      ...(deps.simulationKeys ? { simulationKeys: deps.simulationKeys } : {}),
-      placers,
-    });
-  // Outbound contexts stay in the shared store; carriers carry only their references (docs/security.md).
-  const contexts = outboundContexts(config.streamTokenSecret, deps.store);
-  const outboundCalls = placers.length > 0 ? composeOriginator(placers, contexts, dialPolicy) : null;
-  const outbound = createOutbound({
-    config,
-    store: deps.store,
-    metrics,
-    logger: deps.logger,
-    originator: deps.originator ?? outboundCalls?.originator ?? null,
-    carriers: outboundCalls?.carriers ?? carriers.map((carrier) => carrier.name),
-    carriersWithoutMachineDetection: outboundCalls?.carriersWithoutMachineDetection ?? [],
-    // Campaign events reach the operator gateway like webhook events: same body, headers, signature.
-    deliver: operatorGatewayNotifier('campaigns', {
-      url: config.webhooks.operatorGatewayUrl,
-      secret: config.webhooks.operatorGatewaySecret ?? null,
-      timeoutMs: 10_000,
-      logger: deps.logger,
-      now: Date.now,
-    }),
-    instanceId: hostname(),
-    ...(deps.dialerClock ? { clock: deps.dialerClock } : {}),
-    dialerOptions: { ...dialerOptionsOf(config.dialer), ...deps.dialerOptions },
-    dialPolicy,
-  });
-  // Call events (analysed, ended, recording ready) reach the operator gateway like campaign events:
-  // same body and signature.
-  const callsGateway = operatorGatewayNotifier(ANALYSIS_EVENT_PROVIDER, {
-    url: config.webhooks.operatorGatewayUrl,
-    secret: config.webhooks.operatorGatewaySecret ?? null,
-    timeoutMs: 10_000,
-    logger: deps.logger,
-    now: Date.now,
-  });
-  deps.analysis?.onAnalysed?.(analysisAnnouncer(callsGateway, deps.logger));
-  const announceCall = callEventAnnouncer(callsGateway, deps.logger);
-  const recordings = deps.recordings ?? (await openRecordings(config, metrics, deps.logger));
-  recordings.startRetention();
-  const live = {
-    registry: new CallRegistry(),
-    events: new CallEventHub(),
-    prewarm: new PrewarmPool<PrewarmedAgent>({
-      onExpired: () => metrics.prewarm.inc({ outcome: 'expired' }),
-      onReplaced: () => metrics.prewarm.inc({ outcome: 'replaced' }),
-    }),
-    pending: new PendingStreams(),
-  };
-  const fleet = await startFleet({
-    config,
-    ...live,
-    metrics,
-    logger: deps.logger,
-    recording: (callSid, action) => recordings.control(callSid, action),
-  });
-  const state: CallbridgeState = {
-    config,
-    metrics,
-    ...live,
-    gateway,
-    admission: new AdmissionControl({
-      maxCalls: config.maxCalls,
-      recoverEveryMs: ADMISSION_RECOVER_EVERY_MS,
-      onChange: (limit) => metrics.admissionLimit.set(limit),
-    }),
-    outbound,
-    fleet,
-    draining: false,
-    adminRoutes: [],
-    // Without a configured renderer the bundled recordings play.
-    prompts:
-      deps.prompts ??
-      new PromptAudio({ config: null, api: null, cacheDir: '', logger: deps.logger, metrics }),
-    recordings,
-  };
-  metrics.admissionLimit.set(config.maxCalls);
-  // Every agent 429, whoever dialed, is counted and lowers the admitted concurrency for a while.
-  const dial: AgentDialer = async (settings, logger) => {
-    try {
-      return await deps.dial(settings, logger);
-    } catch (err) {
-      if (err instanceof AgentConnectError && err.code === AGENT_REFUSED_CODE) {
-        metrics.agentRefused.inc();
-        state.admission.refused(state.registry.size);
-      }
-      throw err;
-    }
-  };
-  app.decorate('callbridge', state);
-
-  app.setErrorHandler((err: FastifyError, req, reply) => {
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
-    const ours = typeof err.code === 'string' && err.code.startsWith('CALLBRIDGE_');
-    if (status >= 500) req.log.error({ err }, 'request failed');
-    // No stack, and no internal message, ever leaves the process.
-    const message = status >= 500 && !ours ? 'internal error' : err.message;
-    return reply.code(status).send({ error: { code: ours ? err.code : codeForStatus(status), message } });
-  });
-  app.setNotFoundHandler((req) => {
-    throw new NotFoundError(`no route for ${req.method} ${req.url.split('?')[0]}`);
-  });
-
+  await app.register(ground, { config, store: deps.store });
+  await app.register(httpAnswers);
   // Before any route: the OpenAPI document is generated from every route registered after it.
   await registerOpenApi(app);
-  await app.register(websocket, {
-    options: { maxPayload: MAX_MEDIA_FRAME_BYTES },
-    errorHandler: (err, socket, req) => {
-      // A peer breaking the WebSocket protocol (frame over maxPayload, text not UTF-8) is its fault:
-      // `ws` has already sent the fitting close code (RFC 6455 section 7.4.1); let that close finish.
-      const { code } = err as NodeJS.ErrnoException;
-      if (typeof code === 'string' && code.startsWith('WS_ERR_')) {
-        req.log.warn({ err: err.message }, 'carrier socket broke the WebSocket protocol');
-        return;
-      }
-      req.log.error({ err }, 'carrier socket failed');
-      socket.terminate();
-    },
+  await app.register(metricsRoom, { metrics: deps.metrics });
+  await app.register(trustRoom);
+  // Before any other route: the media WebSocket server serves upgrades of the routes after it.
+  await app.register(callRoom, { logger, dial: deps.agent.dial, ...opt('prompts', deps.prompts) });
+  // A bad secrets file stops the app here, before a store or a peer connection has been opened.
+  await app.register(webhooksRoom, { logger });
+  await app.register(recordingRoom, { logger });
+  await app.register(fleetRoom, { logger });
+  await app.register(carriers, {
+    logger,
+    ...opt('simulation', deps.simulation),
+    ...opt('carriers', standIns.carriers),
+    ...opt('carrierList', standIns.carrierList),
   });
-  // Slow-loris defence for upgrades too: request headers must arrive promptly.
-  app.server.headersTimeout = 10_000;
-  const pinger = startPingSweep(app, config.carrierPingIntervalMs);
-
-  app.get('/', async () => ({
-    name: 'callbridge',
-    region: config.region,
-    instance: config.instanceId,
-    agent: deps.agentMode,
-    carriers: carriers.map((carrier) => carrier.name),
-    media: Object.fromEntries(carriers.map((carrier) => [carrier.name, mediaPath(carrier.name)])),
-    ...(deps.simulatedCarrierApi !== undefined ? { simulatedCarrierApi: deps.simulatedCarrierApi } : {}),
-    ...(deps.simulationKeys ? { simulation: describeSimulation(deps.simulationKeys, carriersWithoutCredentials(config)) } : {}),
-    calls: { active: state.registry.size },
-    webhooks: await gateway.info(),
-    analysis: deps.analysis ? 'on' : 'off',
-  }));
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) =>
-    state.draining ? reply.code(503).send({ status: 'draining' }) : { status: 'ready' },
-  );
-  app.get('/metrics', async (_req, reply) =>
-    reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
-
-  const isDraining = () => state.draining;
-  const verdicts = new MachineVerdicts(state.registry);
-  /** The record with its recording, once the store has it whole (recorded calls only). */
-  const withRecording = async (record: CallRecord): Promise<CallRecord> => {
-    const summary = await recordings.completeCall(record.callSid);
-    if (summary === null) return record;
-    const state = summary.state === 'ready' ? 'ready' : 'failed';
-    if (state === 'ready') announceCall(recordingReadyEvent(record.callSid, summary, Date.now()));
-    const { durationMs, bytes, pauses } = summary;
-    return { ...record, recording: { state, durationMs, bytes, pauses } };
-  };
-  const saveRecord = (record: CallRecord) => {
-    announceCall(callEndedEvent(record));
-    void withRecording(record).then((complete) =>
-      deps.store.saveCallRecord(complete).then(
-        // Queued, not awaited by the call: analysis never delays a call's end.
-        () => (complete.carrierStatus === undefined ? deps.analysis?.enqueue(complete) : undefined),
-        (err: Error) => {
-          deps.logger.error({ err: err.message, callSid: record.callSid }, 'could not save the call record');
-        },
-      ),
-    );
-  };
-  const outboundReports = new OutboundReports({
-    dialer: () => outbound.dialer,
-    saveRecord,
-    isLive: (callSid) => state.registry.has(callSid),
-    logger: deps.logger.child({ component: 'outbound' }),
+  await app.register(endedCalls, { logger, ...opt('analysis', deps.analysis) });
+  await app.register(outboundRoom, {
+    logger,
+    placers: app.placers,
+    carriers: app.carriers.map((carrier) => carrier.name),
+    ...opt('originator', standIns.originator),
+    ...opt('dialerOptions', standIns.dialerOptions),
   });
-  const { prompts } = state;
-  // Fetched once per URL, kept beside the rendered prompts.
-  const voicemailRecordings = new VoicemailRecordings({
-    cacheDir: join(config.dataDir, 'voicemails'),
-    fetchPolicy,
+  await app.register(carrierCalls, { logger, ...opt('releaseRemotePrewarm', standIns.releaseRemotePrewarm) });
+  await app.register(status, {
+    agentMode: deps.agent.mode,
+    analysis: deps.analysis !== undefined,
+    ...opt('simulation', deps.simulation),
   });
-  const intake = createCallIntake({
-    contexts,
-    config,
-    dial,
-    metrics,
-    logger: deps.logger,
-    registry: state.registry,
-    prewarm: state.prewarm,
-    admission: state.admission,
-    isDraining,
-    verdicts,
-    onOutboundStatus: (report) => outboundReports.carrierStatus(report),
-    onOutboundCallIdentified: (attemptId, carrier, callSid) =>
-      outboundReports.callIdentified(attemptId, carrier, callSid),
-    pending: state.pending,
-    storeReachable: fleet.storeReachable,
-    readyPeer: fleet.readyPeer,
-  });
-  const media: MediaSocketDeps = {
-    config,
-    store: deps.store,
-    dial,
-    metrics,
-    logger: deps.logger,
-    registry: state.registry,
-    events: state.events,
-    prewarm: state.prewarm,
-    verdicts,
-    admitCall: () =>
-      admitNewCall({
-        registry: state.registry,
-        prewarm: state.prewarm,
-        admission: state.admission,
-        isDraining,
-        storeReachable: fleet.storeReachable,
-      }),
-    releaseRemotePrewarm: deps.releaseRemotePrewarm ?? fleet.releaseRemotePrewarm,
-    pending: state.pending,
-    prompts: (kind, format, opts) => prompts.promptAudio(kind, format, opts),
-    voicemailRecordings: (url, format) => voicemailRecordings.get(url, format),
-    dialPolicy,
-    recordCall: (call) => recordings.recordCall(call),
-    saveRecord: (record: CallRecord) => {
-      saveRecord(record);
-      outboundReports.callRecorded(record);
-    },
-  };
-  await app.register(carrierRoutes(carriers, intake, media));
-  await app.register(promptRoutes((kind, format) => prompts.promptAudio(kind, format)));
-  await app.register(
-    observerRoutes({
-      secret: config.streamTokenSecret,
-      adminToken: config.adminToken,
-      events: fleet.feed,
-      standing: async (callSid, carrier) => {
-        const live = await fleet.calls.list();
-        if (live.some((call) => call.callSid === callSid && (carrier === null || call.carrier === carrier)))
-          return 'live';
-        const record = await deps.store.getCallRecord(callSid);
-        return record !== null && (carrier === null || record.carrier === carrier) ? 'ended' : 'unknown';
-      },
-      waitForCallMs: config.streamTokenTtlMs,
-    }),
-  );
-  await app.register(gateway.plugin);
-  await app.register(consoleFiles(deps.consoleDir));
-  if (config.adminToken) {
-    await app.register(
-      adminApi(
-        { adminToken: config.adminToken, store: deps.store, now: Date.now, catalogue: state.adminRoutes },
-        [
-          (scope) =>
-            registerSessionRoutes(scope, {
-              store: deps.store,
-              adminToken: config.adminToken!,
-              now: Date.now,
-            }),
-          (scope) => registerKeyAdminRoutes(scope, { store: deps.store, now: Date.now }),
-          (scope) => registerAuditRoutes(scope, { store: deps.store }),
-          (scope) => registerWebhookAdminRoutes(scope, { store: deps.store }),
-          (scope) => registerCallAdminRoutes(scope, { store: deps.store, live: fleet.calls }),
-          (scope) => registerLiveCallAdminRoutes(scope, { calls: fleet.calls, dialPolicy }),
-          (scope) =>
-            registerRecordingAdminRoutes(scope, {
-              recordings: recordings.store,
-              calls: fleet.calls,
-              records: deps.store,
-            }),
-          (scope) => registerListenRoutes(scope, { listening: fleet.listening }),
-          (scope) =>
-            registerLiveEventRoutes(scope, {
-              live: fleet.live,
-              feed: fleet.feed,
-              campaigns: outbound.service,
-              store: deps.store,
-              now: Date.now,
-            }),
-          (scope) =>
-            registerPlaceCallRoutes(scope, {
-              profiles: config.profiles,
-              defaultProfile: config.numbers.default,
-              carriers: outboundCalls?.carriers ?? [],
-              admit: (carrier) => intake.admit(carrier),
-              dialPolicy,
-              fetchPolicy,
-              isDoNotCall: async (number) => (await deps.store.getDoNotCall(number)) !== null,
-              place: (call) =>
-                outboundCalls!.place({ ...call, attemptId: null, campaignId: null, contact: null }),
-            }),
-          (scope) => registerCampaignAdminRoutes(scope, { campaigns: outbound.service }),
-          (scope) => registerDncAdminRoutes(scope, { store: deps.store, now: Date.now }),
-        ],
-      ),
-      { prefix: '/v1' },
-    );
-  }
-  app.addHook('onClose', async () => {
-    await outbound.dialer?.stop();
-    outboundReports.close();
-    clearInterval(pinger);
-    state.prewarm.closeAll();
-    state.pending.clear();
-    await fleet.close();
-    await gateway.close();
-    await recordings.close();
-  });
-
+  await app.register(adminRoom, opt('consoleDir', standIns.consoleDir));
+  await app.register(state);
   return app;
+}
+
+/** `{[key]: value}` when the value is given, else nothing (optional properties stay absent). */
+function opt<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }

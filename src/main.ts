@@ -176,11 +176,11 @@ try {
   app = await buildApp(config, {
     logger,
     store,
-    dial,
     metrics,
-    agentMode: localAgent ? 'local' : 'remote',
-    ...(simulatedCarrierApi ? { simulatedCarrierApi: simulatedCarrierApi.url } : {}),
-    ...(simulatedCarrierApi && simulationKeys ? { simulationKeys } : {}),
+    agent: { dial, mode: localAgent ? 'local' : 'remote' },
+    ...(simulatedCarrierApi && simulationKeys
+      ? { simulation: { carrierApi: simulatedCarrierApi.url, keys: simulationKeys } }
+      : {}),
     ...(analysis ? { analysis } : {}),
     prompts,
   });

@@ -14,21 +14,11 @@ import type { AgentProfile } from '../config/types.js';
 import { BadRequestError, CARRIER_API_ERROR_CODE, DialBlockedError, UnavailableError } from '../errors.js';
 import { readRecordingSettings, type RecordingSettings } from '../config/recording.js';
 import { normalizePhone } from '../outbound/phone.js';
+import type { OutboundCall } from '../outbound/ports.js';
 import { voicemailAudioUrlProblem } from '../outbound/voicemail-audio-url.js';
 import type { DialPolicy } from '../trust/dial-policy.js';
 import type { FetchPolicy } from '../trust/fetch-policy.js';
 import { errors, PlaceCallBody, PlacedCall } from './schemas.js';
-
-export interface PlaceCallRequest {
-  to: string;
-  from: string | null;
-  carrier: string | null;
-  profile: string;
-  variables: Record<string, string>;
-  amd: OutboundAmd | null;
-  /** Recording asked for by this call (docs/recordings.md); null: as the profile says. */
-  recording: RecordingSettings | null;
-}
 
 export interface PlaceCallDeps {
   profiles: Readonly<Record<string, AgentProfile>>;
@@ -42,7 +32,7 @@ export interface PlaceCallDeps {
   fetchPolicy?: FetchPolicy;
   /** Whether the number is on the do-not-call list. */
   isDoNotCall(number: string): Promise<boolean>;
-  place(call: PlaceCallRequest): Promise<{ carrier: string; callSid: string }>;
+  place(call: OutboundCall): Promise<{ carrier: string; callSid: string }>;
 }
 
 const FIELDS = new Set(['to', 'from', 'profile', 'carrier', 'variables', 'amd', 'recording']);
@@ -143,7 +133,7 @@ function amdOf(
 export function placeCallRequest(
   body: unknown,
   deps: Omit<PlaceCallDeps, 'admit' | 'place' | 'dialPolicy' | 'isDoNotCall'> & { dialPolicy?: DialPolicy },
-): PlaceCallRequest {
+): OutboundCall {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new BadRequestError('the body must be a JSON object: {"to": "+1555…"}');
   }
@@ -189,7 +179,19 @@ export function placeCallRequest(
     if (!read.ok) throw new BadRequestError(read.problem);
     recording = read.settings;
   }
-  return { to, from, carrier, profile, variables, amd, recording };
+  // A single call: no campaign attempt.
+  return {
+    to,
+    from,
+    carrier,
+    profile,
+    variables,
+    amd,
+    recording,
+    attemptId: null,
+    campaignId: null,
+    contact: null,
+  };
 }
 
 export function registerPlaceCallRoutes(app: FastifyInstance, deps: PlaceCallDeps): void {

@@ -1,23 +1,11 @@
 // A carrier's call status in the words Twilio made common, so the dialer reads every carrier alike
 // (docs/protocols/answering-machine-detection.md).
 
-export type CarrierCallStatus =
-  | 'queued'
-  | 'ringing'
-  | 'in-progress'
-  | 'completed'
-  | 'busy'
-  | 'no-answer'
-  | 'failed'
-  | 'canceled'
-  | 'unknown';
-
-export interface CarrierCallState {
-  callSid: string;
-  status: CarrierCallStatus;
-  /** The carrier's own word for it, for logs (bounded, letters and separators only). */
-  carrierStatus: string;
-}
+// The words themselves are the originator port's, which every carrier's placer implements.
+export type {
+  PlacedCallState as CarrierCallState,
+  PlacedCallStatus as CarrierCallStatus,
+} from '../outbound/ports.js';
 
 /** A status word off the wire, fit for a log line. */
 export function boundedStatusWord(value: unknown): string {

@@ -7,7 +7,7 @@ import type { CarrierAdapter } from '../call/carrier-port.js';
 import type { CarrierSettingsReader } from '../config/carrier-settings.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { CallPlacer } from './placer.js';
+import type { CallPlacer } from '../outbound/ports.js';
 import type { ClaimOnce } from './replay-guard.js';
 import type { SimulationKeys } from './simulation-keys.js';
 

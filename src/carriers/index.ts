@@ -6,7 +6,7 @@ import type { CarrierAdapter } from '../call/carrier-port.js';
 import type { Config } from '../config/types.js';
 import { BadSignatureError } from '../errors.js';
 import { type Carrier, type CarrierAdapterDeps, settingsOf } from './carrier.js';
-import type { CallPlacer } from './placer.js';
+import type { CallPlacer } from '../outbound/ports.js';
 import { CARRIERS } from './registry.js';
 import { refusedCarrierRoutes } from './refused-routes.js';
 import type { SimulationKeys } from './simulation-keys.js';

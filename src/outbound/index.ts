@@ -1,5 +1,5 @@
-// The outbound room's door: app.ts builds the campaign service and, when an originator can place
-// calls, the dialer, from the configuration and the store.
+// The outbound room's door: its plugin (plugin.ts) builds the campaign service and, when an
+// originator can place calls, the dialer, from the configuration and the store.
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -9,8 +9,8 @@ import { Dialer, type DialerOptions } from './dialer.js';
 import { campaignNotifier, type DeliverToGateway } from './events.js';
 import type { Originator } from './ports.js';
 import { CampaignService } from './service.js';
-import { DialPolicy } from '../trust/dial-policy.js';
-import { FetchPolicy } from '../trust/fetch-policy.js';
+import type { DialPolicy } from '../trust/dial-policy.js';
+import type { FetchPolicy } from '../trust/fetch-policy.js';
 
 export type { Originator } from './ports.js';
 export { Dialer } from './dialer.js';
@@ -32,8 +32,10 @@ export interface OutboundDeps {
   instanceId: string;
   clock?: DialerClock;
   dialerOptions?: Partial<DialerOptions>;
-  /** The policy contacts and caller IDs are checked against; default: the configuration's. */
-  dialPolicy?: DialPolicy;
+  /** The policy contacts and caller IDs are checked against. */
+  dialPolicy: DialPolicy;
+  /** The policy a campaign's voicemail recording URL is checked against. */
+  fetchPolicy: FetchPolicy;
 }
 
 export interface Outbound {
@@ -66,8 +68,8 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     logger,
     clock,
     dialer,
-    dialPolicy: deps.dialPolicy ?? new DialPolicy(deps.config.dialPolicy),
-    fetchPolicy: new FetchPolicy(deps.config.fetchPolicy),
+    dialPolicy: deps.dialPolicy,
+    fetchPolicy: deps.fetchPolicy,
   });
   return { service, dialer };
 }

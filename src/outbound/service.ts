@@ -23,7 +23,7 @@ import type { CampaignRecord, CampaignState, ContactState } from '../store/campa
 import { resultsCsv } from './results-csv.js';
 import { requiredVariables } from './template.js';
 import { type CampaignView, campaignView, contactView } from './views.js';
-import { DialPolicy } from '../trust/dial-policy.js';
+import type { DialPolicy } from '../trust/dial-policy.js';
 import type { FetchPolicy } from '../trust/fetch-policy.js';
 import type { NewContact } from '../store/campaign-records.js';
 import { STORE_BATCH, yieldToLoop } from './slices.js';
@@ -45,20 +45,16 @@ export interface CampaignServiceDeps {
   clock: DialerClock;
   /** null: no carrier can place calls here, so campaigns can be prepared but not started. */
   dialer: Dialer | null;
-  /** Contacts and caller IDs it refuses are refused at once (docs/security.md); default: the defaults. */
-  dialPolicy?: DialPolicy;
+  /** Contacts and caller IDs it refuses are refused at once (docs/security.md). */
+  dialPolicy: DialPolicy;
   /** A voicemail `audioUrl` at an address it refuses is refused at once (it is checked again when fetched). */
-  fetchPolicy?: FetchPolicy;
+  fetchPolicy: FetchPolicy;
 }
 
 export type ContactsBody = { csv: string } | { json: unknown };
 
 export class CampaignService {
-  private readonly dialPolicy: DialPolicy;
-
-  constructor(private readonly deps: CampaignServiceDeps) {
-    this.dialPolicy = deps.dialPolicy ?? new DialPolicy();
-  }
+  constructor(private readonly deps: CampaignServiceDeps) {}
 
   async create(body: unknown): Promise<CampaignView> {
     const spec = campaignSpec(body, {
@@ -67,9 +63,9 @@ export class CampaignService {
       carriers: this.deps.carriers,
       carriersWithoutMachineDetection: this.deps.carriersWithoutMachineDetection ?? [],
     });
-    for (const [i, from] of spec.from.entries()) this.dialPolicy.assert(from, `from[${i}]`);
+    for (const [i, from] of spec.from.entries()) this.deps.dialPolicy.assert(from, `from[${i}]`);
     const audioUrl = spec.amd.voicemail?.audioUrl;
-    const refused = audioUrl === undefined ? null : (this.deps.fetchPolicy?.urlProblem(audioUrl) ?? null);
+    const refused = audioUrl === undefined ? null : this.deps.fetchPolicy.urlProblem(audioUrl);
     if (refused !== null) throw new BadRequestError(`amd.voicemail.audioUrl: ${refused}`);
     const record: CampaignRecord = {
       id: `cmp_${randomBytes(10).toString('hex')}`,
@@ -106,7 +102,7 @@ export class CampaignService {
     const context = {
       campaignTimezone: campaign.spec.schedule.timezone,
       required: requiredVariables(campaign.spec, this.deps.profiles[campaign.spec.profile]),
-      dialPolicy: this.dialPolicy,
+      dialPolicy: this.deps.dialPolicy,
     };
     const parsed =
       'csv' in body ? await contactsFromCsv(body.csv, context) : await contactsFromJson(body.json, context);

@@ -1,7 +1,9 @@
 // The webhook gateway (docs/protocols/webhook-providers.md): built once per app from config and the
 // store, it hands the app a Fastify plugin serving `POST /webhooks/:provider`, the data `GET /`
-// shows, a secret reload for SIGHUP, and the queue drainer.
-import type { FastifyPluginAsync } from 'fastify';
+// shows, a secret reload for SIGHUP, and the queue drainer. `webhooksRoom`, this file's default
+// export, puts it on the app as `app.gateway`, with `app.operatorGateway` for the other rooms' events.
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -159,3 +161,41 @@ export function webhookGateway(deps: WebhookGatewayDeps): WebhookGateway {
     close: () => drainer.stop(),
   };
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    gateway: WebhookGateway;
+    /**
+     * Delivers another room's events (campaigns, calls) to the operator gateway as the webhook
+     * gateway delivers its own: same body, headers and signature. One notifier per provider name.
+     */
+    operatorGateway: (provider: string) => NotificationFunction;
+  }
+}
+
+/** Timeout of one delivery of another room's event to the operator gateway. */
+const EVENT_DELIVERY_TIMEOUT_MS = 10_000;
+
+async function webhooksRoom(app: FastifyInstance, opts: { logger: Logger }): Promise<void> {
+  const { config, store, metrics } = app;
+  // Throws on an unreadable secrets file: before any other room has started anything.
+  const gateway = webhookGateway({ config, store, metrics, logger: opts.logger });
+  app.decorate('gateway', gateway);
+  app.decorate('operatorGateway', (provider: string) =>
+    operatorGatewayNotifier(provider, {
+      url: config.webhooks.operatorGatewayUrl,
+      secret: config.webhooks.operatorGatewaySecret ?? null,
+      timeoutMs: EVENT_DELIVERY_TIMEOUT_MS,
+      logger: opts.logger,
+      now: Date.now,
+    }),
+  );
+  await app.register(gateway.plugin);
+  app.addHook('onClose', () => gateway.close());
+}
+
+export default fp(webhooksRoom, {
+  name: 'callbridge-webhooks',
+  decorators: { fastify: ['config', 'store'] },
+  dependencies: ['callbridge-metrics'],
+});

@@ -9,7 +9,6 @@ import { createAgentDialer } from '../../src/agent/dialer.js';
 import { type AppDeps, buildApp } from '../../src/app.js';
 import type { CarrierAdapter } from '../../src/call/carrier-port.js';
 import type { Carrier } from '../../src/carriers/carrier.js';
-import { buildCallPlacers, buildCarrierAdapters } from '../../src/carriers/index.js';
 import { simulationKeysFor } from '../../src/carriers/simulation-keys.js';
 import { loadConfig } from '../../src/carriers/load-config.js';
 import type { Config } from '../../src/config/types.js';
@@ -41,7 +40,7 @@ export interface StartServerOptions {
   carriers?: (config: Config, deps: CarrierDeps) => CarrierAdapter[];
   /** The list of carriers instead of src/carriers/registry.ts's: configured, served and placing calls. */
   carrierList?: readonly Carrier[];
-  releaseRemotePrewarm?: AppDeps['releaseRemotePrewarm'];
+  releaseRemotePrewarm?: NonNullable<AppDeps['standIns']>['releaseRemotePrewarm'];
   originator?: Originator;
   dialerOptions?: Partial<DialerOptions>;
   /** The simulated carrier API outbound calls go to when no carrier has credentials. */
@@ -88,28 +87,26 @@ export async function startServer(
   const app = await buildApp(config, {
     logger,
     store,
-    dial,
     metrics,
-    agentMode: 'remote',
-    ...(opts.originator ? { originator: opts.originator } : {}),
-    ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
+    agent: { dial, mode: 'remote' },
     ...(opts.simulatedCarrierApiUrl
       ? {
-          simulatedCarrierApi: opts.simulatedCarrierApiUrl,
-          simulationKeys: simulationKeysFor(config.streamTokenSecret),
+          simulation: {
+            carrierApi: opts.simulatedCarrierApiUrl,
+            keys: simulationKeysFor(config.streamTokenSecret),
+          },
         }
       : {}),
-    ...(opts.carriers ? { carriers: opts.carriers(config, { logger, metrics, store }) } : {}),
-    ...(opts.carrierList
-      ? {
-          carriers: buildCarrierAdapters(config, { logger, metrics }, opts.carrierList),
-          placers: buildCallPlacers(config, {}, opts.carrierList),
-        }
-      : {}),
-    ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
     ...(opts.analysis ? { analysis: opts.analysis(store) } : {}),
     ...(opts.prompts ? { prompts: opts.prompts(config) } : {}),
-    ...(opts.consoleDir ? { consoleDir: opts.consoleDir } : {}),
+    standIns: {
+      ...(opts.originator ? { originator: opts.originator } : {}),
+      ...(opts.dialerOptions ? { dialerOptions: opts.dialerOptions } : {}),
+      ...(opts.carriers ? { carriers: opts.carriers(config, { logger, metrics, store }) } : {}),
+      ...(opts.carrierList ? { carrierList: opts.carrierList } : {}),
+      ...(opts.releaseRemotePrewarm ? { releaseRemotePrewarm: opts.releaseRemotePrewarm } : {}),
+      ...(opts.consoleDir ? { consoleDir: opts.consoleDir } : {}),
+    },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   // As main.ts does once listening: campaigns dial only where a carrier can place calls.

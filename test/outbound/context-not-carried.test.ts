@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboundContexts } from '../../src/call/outbound/outbound-context.js';
 import { buildCallPlacers } from '../../src/carriers/index.js';
 import { loadConfig } from '../../src/carriers/load-config.js';
-import { composeOriginator } from '../../src/originator.js';
+import { composeOriginator } from '../../src/outbound/originator.js';
 import { type SimulatedCarrierApi, startSimulatedCarrierApi } from '../../src/sim/carrier-api/server.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';

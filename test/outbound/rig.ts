@@ -15,6 +15,8 @@ import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { FakeClock } from './fake-clock.js';
 import { type CallScript, FakeOriginator, planScript } from './fake-originator.js';
+import { DialPolicy } from '../../src/trust/dial-policy.js';
+import { FetchPolicy } from '../../src/trust/fetch-policy.js';
 
 export function profileFixture(extra: Partial<AgentProfile> = {}): AgentProfile {
   return {
@@ -116,6 +118,8 @@ export async function dialerRig(opts: RigOptions = {}): Promise<Rig> {
     carriers: ['twilio'],
     logger,
     clock,
+    dialPolicy: new DialPolicy(),
+    fetchPolicy: new FetchPolicy(),
     get dialer() {
       return dialers.find((d) => d.isRunning) ?? dialers[0] ?? null;
     },

@@ -5,6 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentProfile } from '../../src/config/types.js';
 import { CampaignService } from '../../src/outbound/service.js';
 import { dialerRig, profileFixture, type Rig } from './rig.js';
+import { DialPolicy } from '../../src/trust/dial-policy.js';
+import { FetchPolicy } from '../../src/trust/fetch-policy.js';
 
 let rig: Rig | null = null;
 afterEach(async () => {
@@ -27,6 +29,8 @@ describe('starting a campaign', () => {
       logger: pino({ level: 'silent' }),
       clock: rig.clock,
       dialer: rig.dialers[0]!,
+      dialPolicy: new DialPolicy(),
+      fetchPolicy: new FetchPolicy(),
     });
     const { id } = await service.create({ name: 'renewals' });
     const added = await service.addContacts(id, {
@@ -57,6 +61,8 @@ describe('starting a campaign', () => {
       logger: pino({ level: 'silent' }),
       clock: rig.clock,
       dialer: rig.dialers[0]!,
+      dialPolicy: new DialPolicy(),
+      fetchPolicy: new FetchPolicy(),
     });
     const { id } = await service.create({ name: 'sales calls', profile: 'sales' });
     await service.addContacts(id, { json: [{ phone: '+12125550100' }] });
@@ -87,6 +93,8 @@ describe('adding contacts', () => {
       logger: pino({ level: 'silent' }),
       clock: rig.clock,
       dialer: rig.dialers[0]!,
+      dialPolicy: new DialPolicy(),
+      fetchPolicy: new FetchPolicy(),
     });
     const { id } = await service.create({ name: 'large' });
     const phones = Array.from({ length: 250 }, (_, i) => `+1212555${String(i).padStart(4, '0')}`);

@@ -6,7 +6,7 @@ import { bytesPerMs, type MediaFormat } from '../../audio/format.js';
 import type { CarrierAdapter, DownlinkRules } from '../../call/carrier-port.js';
 import type { Config } from '../../config/types.js';
 import { UnauthorizedError } from '../../errors.js';
-import type { CallPlacer } from '../placer.js';
+import type { CallPlacer } from '../../outbound/ports.js';
 import { createExotelCodec } from './codec.js';
 import { exotelRoutes } from './routes.js';
 import { networkMatcher } from './networks.js';

@@ -6,7 +6,8 @@
 // create request answers, for the applet's request and the status callback to find.
 import { CarrierApiError } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
-import { type CallPlacer, callerIdFor, type PlaceCallRequest } from '../placer.js';
+import type { CallPlacer, CarrierDial } from '../../outbound/ports.js';
+import { callerIdFor } from '../placer.js';
 import type { ExotelRest } from './rest.js';
 
 /** Seconds Exotel lets the phone ring. */
@@ -55,7 +56,7 @@ export function createExotelPlacer(opts: ExotelPlacerOptions): CallPlacer {
     // Exotel offers no answering-machine detection (docs/protocols/answering-machine-detection.md section 7).
     detectsMachines: false,
 
-    async place(request: PlaceCallRequest) {
+    async place(request: CarrierDial) {
       if (request.detectMachine) {
         throw new CarrierApiError(
           'exotel',

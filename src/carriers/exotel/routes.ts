@@ -18,7 +18,7 @@ import {
 import type { OutboundContext } from '../../call/outbound/outbound-context.js';
 import { BadRequestError, BadSignatureError } from '../../errors.js';
 import { boundedStatusWord, type CarrierCallStatus } from '../call-status.js';
-import type { CallPlacer } from '../placer.js';
+import type { CallPlacer } from '../../outbound/ports.js';
 import { exotelE164 } from './numbers.js';
 
 export interface ExotelRoutesOptions {

@@ -10,7 +10,8 @@
 // (queued or ringing), the request UUID: the call's paths are tried first, then the request's
 // (docs/protocols/plivo.md section 9).
 import type { CarrierCallState } from '../call-status.js';
-import { type CallPlacer, callerIdFor, type PlaceCallRequest } from '../placer.js';
+import type { CallPlacer, CarrierDial } from '../../outbound/ports.js';
+import { callerIdFor } from '../placer.js';
 import type { PlivoRest } from './rest.js';
 
 /** Seconds Plivo lets the phone ring before the call ends unanswered. */
@@ -36,7 +37,7 @@ export function createPlivoPlacer(opts: PlivoPlacerOptions): CallPlacer {
     carrier: 'plivo',
     detectsMachines: true,
 
-    async place(request: PlaceCallRequest) {
+    async place(request: CarrierDial) {
       const from = callerIdFor('plivo', 'Plivo', request, opts.defaultFrom);
       const placed = await opts.rest.originate({
         to: request.to,

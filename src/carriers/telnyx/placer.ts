@@ -5,7 +5,8 @@
 // `call.answered` (routes.ts). Detection asks for the greeting's end, so a voicemail waits for it.
 import { CarrierApiError } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
-import { type CallPlacer, callerIdFor, type PlaceCallRequest } from '../placer.js';
+import type { CallPlacer, CarrierDial } from '../../outbound/ports.js';
+import { callerIdFor } from '../placer.js';
 import { encodeClientState } from './client-state.js';
 import type { TelnyxAmdMode, TelnyxRest } from './rest.js';
 import { TELNYX_EVENTS_PATH } from './routes.js';
@@ -38,7 +39,7 @@ export function createTelnyxPlacer(opts: TelnyxPlacerOptions): CallPlacer {
     carrier: 'telnyx',
     detectsMachines: true,
 
-    async place(request: PlaceCallRequest) {
+    async place(request: CarrierDial) {
       const from = callerIdFor('telnyx', 'Telnyx', request, opts.defaultFrom);
       const call = await opts.rest.originate({
         to: request.to,

@@ -7,7 +7,8 @@
 import { CarrierApiError } from '../../errors.js';
 import type { CarrierCallState, CarrierCallStatus } from '../call-status.js';
 import { boundedStatusWord } from '../call-status.js';
-import { type CallPlacer, callerIdFor, type PlaceCallRequest } from '../placer.js';
+import type { CallPlacer, CarrierDial } from '../../outbound/ports.js';
+import { callerIdFor } from '../placer.js';
 import type { TwilioRest } from './rest.js';
 
 /** Seconds Twilio lets the phone ring before the call ends as `no-answer`. */
@@ -51,7 +52,7 @@ export function createTwilioPlacer(opts: TwilioPlacerOptions): CallPlacer {
     carrier: 'twilio',
     detectsMachines: true,
 
-    async place(request: PlaceCallRequest) {
+    async place(request: CarrierDial) {
       const from = callerIdFor('twilio', 'Twilio', request, opts.defaultFrom);
       const fields: Record<string, string | string[]> = {
         To: request.to,

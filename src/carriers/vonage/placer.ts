@@ -5,7 +5,8 @@
 // webhooks sign the body, not the URL, and the reference carries its own HMAC binding.
 import { CarrierApiError } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
-import { type CallPlacer, callerIdFor, type PlaceCallRequest } from '../placer.js';
+import type { CallPlacer, CarrierDial } from '../../outbound/ports.js';
+import { callerIdFor } from '../placer.js';
 import type { VonageRest } from './rest.js';
 
 /** Seconds Vonage lets the phone ring before the call ends as `timeout`. */
@@ -28,7 +29,7 @@ export function createVonagePlacer(opts: VonagePlacerOptions): CallPlacer {
     carrier: 'vonage',
     detectsMachines: true,
 
-    async place(request: PlaceCallRequest) {
+    async place(request: CarrierDial) {
       const from = callerIdFor('vonage', 'Vonage', request, opts.defaultFrom);
       const base = opts.publicUrl().replace(/\/+$/, '');
       const context = new URLSearchParams({ [VONAGE_CONTEXT_PARAM]: request.context });

@@ -10,7 +10,7 @@ import { CallEventHub } from '../../../src/call/watch/events.js';
 import { CALL_TRANSITIONS, type CallInfo, CallSession } from '../../../src/call/session/session.js';
 import type { AgentProfile } from '../../../src/config/types.js';
 import { createMetrics } from '../../../src/metrics/metrics.js';
-import { unansweredRecord } from '../../../src/outbound-reports.js';
+import { unansweredRecord } from '../../../src/outbound/reports.js';
 import type { CallRecord } from '../../../src/store/call-record.js';
 import {
   type DialOutcome,

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createExotelPlacer } from '../../../src/carriers/exotel/placer.js';
 import { createExotelRest } from '../../../src/carriers/exotel/rest.js';
-import type { CallPlacer } from '../../../src/carriers/placer.js';
+import type { CallPlacer } from '../../../src/outbound/ports.js';
 import { CarrierApiError } from '../../../src/errors.js';
 import type { FakeCarrierApi } from '../../helpers/fake-carrier-api.js';
 import { startFakeExotelApi } from '../../helpers/fake-exotel-api.js';

@@ -1,31 +1,19 @@
-// The one Originator the outbound room places calls through (src/outbound/ports.ts), composed by
-// app.ts from the call placers of the enabled carriers (src/carriers/placer.ts). Here the outbound
-// request becomes the context kept server-side, whose reference the call carries
-// (src/call/outbound/outbound-context.ts), and the carriers' status words become the dialer's outcomes.
-import type { CarrierCallState } from './carriers/call-status.js';
-import type { CallPlacer } from './carriers/placer.js';
-import type { OutboundAmd, OutboundContext, OutboundContexts } from './call/outbound/outbound-context.js';
-import type { RecordingSettings } from './config/recording.js';
-import { BadRequestError } from './errors.js';
-import type { CarrierCallStatus, OriginateRequest, Originator } from './outbound/ports.js';
-import { parseAttemptId } from './store/campaign-records.js';
-import type { DialPolicy } from './trust/dial-policy.js';
-
-/** One call to place, whether a campaign's attempt or a single call. */
-export interface OutboundCall {
-  to: string;
-  from: string | null;
-  /** null: the default carrier. */
-  carrier: string | null;
-  profile: string;
-  variables: Record<string, string>;
-  amd: OutboundAmd | null;
-  /** Recording asked for by the call or its campaign; null: as the profile says. */
-  recording: RecordingSettings | null;
-  attemptId: string | null;
-  campaignId: string | null;
-  contact: number | null;
-}
+// The one Originator the outbound room places calls through (ports.ts), composed from the placers
+// of the enabled carriers, each implementing the originator port. Here the call to place becomes the
+// context kept server-side, whose reference the call carries (src/call/outbound/outbound-context.ts), and the
+// carriers' status words become the dialer's outcomes.
+import type { OutboundContext, OutboundContexts } from '../call/outbound/outbound-context.js';
+import { BadRequestError } from '../errors.js';
+import { parseAttemptId } from '../store/campaign-records.js';
+import type { DialPolicy } from '../trust/dial-policy.js';
+import type {
+  CallPlacer,
+  CarrierCallStatus,
+  OriginateRequest,
+  Originator,
+  OutboundCall,
+  PlacedCallState,
+} from './ports.js';
 
 export interface OutboundCalls {
   originator: Originator;
@@ -38,7 +26,7 @@ export interface OutboundCalls {
 }
 
 /** The carrier's status in the outbound room's words. */
-export function callStatusOutcome(state: CarrierCallState): CarrierCallStatus {
+export function callStatusOutcome(state: PlacedCallState): CarrierCallStatus {
   switch (state.status) {
     case 'queued':
     case 'ringing':

@@ -4,7 +4,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { OutboundStatusReport } from '../../src/call/carrier-port.js';
-import { OutboundReports } from '../../src/outbound-reports.js';
+import { OutboundReports } from '../../src/outbound/reports.js';
 import type { Dialer } from '../../src/outbound/dialer.js';
 import type { CallRecord } from '../../src/store/call-record.js';
 
@@ -66,5 +66,25 @@ describe('outbound reports', () => {
     reports.carrierStatus(report('cmp_1.3.1', 'CA-gone', 'completed'));
     await expect.poll(() => reported.map((r) => r.callSid)).toEqual(['CA-gone']);
     reports.close();
+  });
+
+  it('finishes an unanswered call once, though its record comes back as any ended call does', async () => {
+    // The app hands every saved record, this one included, back to the reports (the call room's onEnded).
+    const { dialer, reported } = recordingDialer();
+    const finished: unknown[] = [];
+    dialer.attemptFinished = async (attempt) => {
+      finished.push(attempt);
+      return 'recorded';
+    };
+    const reports: OutboundReports = new OutboundReports({
+      dialer: () => dialer,
+      saveRecord: (record) => reports.callRecorded(record),
+      isLive: () => false,
+      logger: pino({ level: 'silent' }),
+    });
+    reports.carrierStatus(report('cmp_1.4.1', 'CA-no-answer', 'no_answer'));
+    await expect.poll(() => reported.map((r) => r.outcome)).toEqual(['no_answer']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(finished).toEqual([]);
   });
 });

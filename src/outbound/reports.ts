@@ -4,12 +4,12 @@
 // never answered (busy, no answer, failed, canceled). The dialer takes the first report of an
 // attempt; a `completed` status waits a moment, so the record, which says more, comes first.
 import type { Logger } from 'pino';
-import type { OutboundStatusReport } from './call/carrier-port.js';
-import { CARRIER_FINAL_REASONS } from './call/record/end-reason.js';
-import type { CallRecord } from './store/call-record.js';
-import type { Dialer } from './outbound/dialer.js';
-import type { AttemptOutcome } from './store/campaign-records.js';
-import type { AttemptDetails } from './store/campaign-store.js';
+import type { OutboundStatusReport } from '../call/carrier-port.js';
+import { CARRIER_FINAL_REASONS } from '../call/record/end-reason.js';
+import type { CallRecord } from '../store/call-record.js';
+import type { AttemptOutcome } from '../store/campaign-records.js';
+import type { AttemptDetails } from '../store/campaign-store.js';
+import type { Dialer } from './dialer.js';
 
 /** How long a `completed` status waits for the call's record before it finishes the attempt itself. */
 export const COMPLETED_STATUS_GRACE_MS = 15_000;
@@ -49,6 +49,8 @@ export class OutboundReports {
 
   /** A call record was saved: an outbound call of a campaign finishes its attempt. */
   callRecorded(record: CallRecord): void {
+    // A record made here from the carrier's final status: its attempt is finished from that status.
+    if (record.carrierStatus !== undefined) return;
     const attemptId = record.outbound?.attempt;
     if (!attemptId) return;
     const outcome = recordOutcome(record);
