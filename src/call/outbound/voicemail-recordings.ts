@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { encodeAudio } from '../../audio/codec.js';
 import type { MediaFormat } from '../../audio/format.js';
 import { readWav, resampleAny, type WavAudio } from '../../audio/wav.js';
-import { FetchPolicy, FetchProblem } from '../../trust/fetch-policy.js';
+import { type FetchPolicy, FetchProblem } from '../../trust/fetch-policy.js';
 import { mkdirPrivate, writePrivateFile } from '../../store/private-files.js';
 
 export type VoicemailRecording = { audio: Buffer } | { problem: string };
@@ -22,8 +22,8 @@ export type VoicemailRecordingSource = (url: string, format: MediaFormat) => Pro
 export interface VoicemailRecordingsOptions {
   /** Where fetched recordings are kept: `$DATA_DIR/voicemails`. */
   cacheDir: string;
-  /** Where a recording may be fetched from; default: public addresses only. */
-  fetchPolicy?: FetchPolicy;
+  /** Where a recording may be fetched from (the fetch policy, docs/security.md). */
+  fetchPolicy: FetchPolicy;
   /** The whole fetch, headers and body. */
   fetchTimeoutMs?: number;
   /** The largest file taken (a minute of 16-bit 44.1 kHz stereo is about 10 MB). */
@@ -128,7 +128,7 @@ export class VoicemailRecordings {
 
   async #fetch(url: string): Promise<Buffer> {
     try {
-      return await (this.#opts.fetchPolicy ?? new FetchPolicy()).get(url, {
+      return await this.#opts.fetchPolicy.get(url, {
         timeoutMs: this.#opts.fetchTimeoutMs ?? VOICEMAIL_FETCH_TIMEOUT_MS,
         maxBytes: this.#opts.maxBytes ?? MAX_VOICEMAIL_BYTES,
         headers: { accept: 'audio/wav, audio/x-wav, */*' },
