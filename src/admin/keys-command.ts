@@ -6,7 +6,9 @@ import { loadConfig } from '../config/load.js';
 import { ROLES } from '../store/access.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/store.js';
+import { printableKeyName } from './key-names.js';
 import { createApiKey } from './keys.js';
+import { CLI_NAME } from './principal.js';
 import { isRole } from './roles.js';
 
 export const KEYS_USAGE = `usage: callbridge keys <create|list|delete> [options]
@@ -25,8 +27,6 @@ export interface KeysIo {
   err(text: string): void;
   now?: () => number;
 }
-
-const CLI_NAME = 'cli';
 
 async function withStore<T>(io: KeysIo, run: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(loadConfig(io.env));
@@ -74,6 +74,7 @@ export async function keysCommand(args: string[], io: KeysIo): Promise<number> {
           const made = await createApiKey(store, name, role, now());
           await store.appendAudit({
             atMs: now(),
+            keyId: null,
             keyName: CLI_NAME,
             role: 'admin',
             action: 'key.create',
@@ -83,7 +84,9 @@ export async function keysCommand(args: string[], io: KeysIo): Promise<number> {
           return made;
         });
         io.out(`${created.key}\n`);
-        io.err(`created key ${created.id} "${created.name}" (${created.role}); it is shown only this once\n`);
+        io.err(
+          `created key ${created.id} ${JSON.stringify(created.name)} (${created.role}); it is shown only this once\n`,
+        );
         return 0;
       }
       case 'list': {
@@ -91,7 +94,7 @@ export async function keysCommand(args: string[], io: KeysIo): Promise<number> {
         if (keys.length === 0) io.err('no API keys (ADMIN_TOKEN is always an admin key)\n');
         for (const key of keys) {
           io.out(
-            `${key.id}  ${key.role.padEnd(8)}  ${new Date(key.createdAtMs).toISOString()}  ${key.name}\n`,
+            `${key.id}  ${key.role.padEnd(8)}  ${new Date(key.createdAtMs).toISOString()}  ${printableKeyName(key.name)}\n`,
           );
         }
         return 0;
@@ -107,6 +110,7 @@ export async function keysCommand(args: string[], io: KeysIo): Promise<number> {
           if (!key || !(await store.deleteApiKey(id))) return false;
           await store.appendAudit({
             atMs: now(),
+            keyId: null,
             keyName: CLI_NAME,
             role: 'admin',
             action: 'key.delete',

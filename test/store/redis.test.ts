@@ -234,6 +234,7 @@ describe.skipIf(!available)('redis', () => {
           'api-keys',
           'session',
           'key-sessions',
+          'sessions',
           'audit',
           '{analysis}',
         ].sort(),
