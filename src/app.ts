@@ -334,7 +334,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const withRecording = async (record: CallRecord): Promise<CallRecord> => {
     const summary = await recordings.completeCall(record.callSid);
     if (summary === null) return record;
-    const state = summary.state === 'ready' ? 'ready' : 'failed';
+    // A recording deleted during its call stays deleted: no `recording.ready` for it.
+    const state = summary.state === 'ready' || summary.state === 'deleted' ? summary.state : 'failed';
     if (state === 'ready') announceCall(recordingReadyEvent(record.callSid, summary, Date.now()));
     const { durationMs, bytes, pauses } = summary;
     return { ...record, recording: { state, durationMs, bytes, pauses } };

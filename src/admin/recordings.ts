@@ -1,7 +1,8 @@
 // Call recordings over the admin API (docs/recordings.md), mounted inside the `/v1` admin scope:
 //   GET    /calls/:callSid/recording         → 200/206 audio/wav (Range: one range), 404, 416; a live
 //                                              call's only for operators (403 for a viewer); audited
-//   DELETE /calls/:callSid/recording         → 204; 404 when there is none
+//   DELETE /calls/:callSid/recording         → 204; 404 when there is none; a live call's recording
+//                                              stops there (nothing more written, record `deleted`)
 //   POST   /calls/:callSid/recording/pause   → 200 {"callSid", "instance", "recording": "paused"}
 //   POST   /calls/:callSid/recording/resume  → 200 {"callSid", "instance", "recording": "recording"}
 // Reads go to the store, which every instance shares; pause and resume reach the call wherever it
@@ -124,13 +125,16 @@ export function registerRecordingAdminRoutes(scope: FastifyInstance, deps: Recor
     },
     async (request, reply) => {
       const callSid = callSidOf(request.params.callSid);
+      // A call under way stops recording first, wherever it runs: nothing is written after this,
+      // its record will say `deleted`, and no `calls/recording.ready` is sent for it.
+      const discarded = (await isLive(callSid)) && (await deps.calls.recording(callSid, 'discard')).ok;
       let removed: boolean;
       try {
         removed = await store.remove(callSid);
       } catch {
         throw new UnavailableError('the recording store cannot be reached right now; retry later');
       }
-      if (!removed) throw new NotFoundError(`no recording of call ${JSON.stringify(callSid)}`);
+      if (!removed && !discarded) throw new NotFoundError(`no recording of call ${JSON.stringify(callSid)}`);
       const record = await deps.records.getCallRecord(callSid).catch(() => null);
       if (record?.recording) {
         await deps.records

@@ -409,10 +409,10 @@ function campaignMetrics(r: Registry[]) {
       labelNames: ['carrier', 'status'],
       registers: r,
     }),
-    // Call recordings (docs/recordings.md): `store` is file or s3, `outcome` ready or failed.
+    // Call recordings (docs/recordings.md): `store` is file or s3, `outcome` ready, failed or deleted.
     recordings: new Counter({
       name: 'callbridge_recordings_total',
-      help: 'Call recordings finished, by store and outcome (ready: stored whole; failed: given up).',
+      help: 'Call recordings finished, by store and outcome (ready: stored whole; failed: given up; deleted: deleted during the call).',
       labelNames: ['store', 'outcome'],
       registers: r,
     }),
