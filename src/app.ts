@@ -365,6 +365,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     fetchPolicy,
   });
   const intake = createCallIntake({
+    claimOnce: (key, validForMs) => deps.store.claimOnce(key, validForMs),
     contexts,
     config,
     dial,
