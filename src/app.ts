@@ -430,7 +430,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     }),
   );
   await app.register(gateway.plugin);
-  await app.register(consoleFiles(deps.consoleDir));
+  await app.register(consoleFiles(deps.consoleDir, metrics));
   if (config.adminToken) {
     await app.register(
       adminApi(

@@ -225,6 +225,13 @@ export function createMetrics(region: string) {
       registers: r,
     }),
 
+    // The console's Content-Security-Policy violations as browsers report them (admin/csp-reports.ts).
+    cspViolations: new Counter({
+      name: 'callbridge_csp_violations_total',
+      help: "Content-Security-Policy violations the console's browsers reported, by directive.",
+      labelNames: ['directive'],
+      registers: r,
+    }),
     webhookRequests: new Counter({
       name: 'callbridge_webhook_requests_total',
       help: 'Webhook gateway requests, by provider and outcome.',
