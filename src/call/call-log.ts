@@ -64,9 +64,20 @@ export class CallLog {
     return this.#firstAudioMs;
   }
 
-  turn(role: 'user' | 'assistant', content: string): void {
+  /**
+   * A turn of the transcript. Assistant turns pair, in order, with the downlink's replies (what was
+   * sent and heard of each): audio the bridge plays as a reply of its own (the consent prompt) is
+   * logged as a turn too, with its `kind`, so the pairs never shift.
+   */
+  turn(role: 'user' | 'assistant', content: string, kind?: 'consent'): void {
     if (role === 'assistant') this.#replyTurns.push(this.#turns.length);
-    this.#turns.push({ role, content, interrupted: false, atMs: this.elapsedMs() });
+    this.#turns.push({
+      role,
+      content,
+      interrupted: false,
+      atMs: this.elapsedMs(),
+      ...(kind ? { kind } : {}),
+    });
   }
 
   /**

@@ -115,7 +115,7 @@ export class Recordings {
    */
   control(callSid: string, action: 'pause' | 'resume' | 'discard'): RecordingControlResult {
     const recorder = this.#live.get(callSid);
-    if (!recorder || recorder.state === 'failed') return 'not_recorded';
+    if (!recorder || recorder.state === 'failed' || recorder.state === 'deleted') return 'not_recorded';
     if (action === 'discard') return recorder.discard() ? 'done' : 'unchanged';
     return (action === 'pause' ? recorder.pause() : recorder.resume()) ? 'done' : 'unchanged';
   }
