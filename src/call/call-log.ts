@@ -40,6 +40,8 @@ export class CallLog {
   readonly #turns: TurnRecord[] = [];
   /** Index in `turns` of each assistant reply, in the order the downlink numbers replies. */
   readonly #replyTurns: number[] = [];
+  /** When the caller began the turn the agent has not transcribed yet; null between turns. */
+  #userSpeakingFromMs: number | null = null;
   readonly #functionCalls: FunctionCallRecord[] = [];
   #bargeIns = 0;
   #firstAudioMs: number | null = null;
@@ -71,13 +73,21 @@ export class CallLog {
    */
   turn(role: 'user' | 'assistant', content: string, kind?: 'consent'): void {
     if (role === 'assistant') this.#replyTurns.push(this.#turns.length);
+    const spokeFromMs = role === 'user' ? this.#userSpeakingFromMs : null;
+    if (role === 'user') this.#userSpeakingFromMs = null;
     this.#turns.push({
       role,
       content,
       interrupted: false,
       atMs: this.elapsedMs(),
       ...(kind ? { kind } : {}),
+      ...(spokeFromMs !== null ? { spokeFromMs } : {}),
     });
+  }
+
+  /** The caller started speaking (the agent heard it): the next caller turn spans from here. */
+  userSpeaking(): void {
+    this.#userSpeakingFromMs ??= this.elapsedMs();
   }
 
   /**

@@ -17,6 +17,8 @@ export interface TurnRecord {
    * turn of its own, so every reply's heard length is its own).
    */
   kind?: 'consent';
+  /** Caller turns: when the caller started saying it (the agent's UserStartedSpeaking), since the call started. */
+  spokeFromMs?: number;
 }
 
 export interface FunctionCallRecord {
