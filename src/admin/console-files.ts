@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Counter } from 'prom-client';
-import { CSP_REPORTING, registerCspReportRoute, REPORTING_ENDPOINTS } from './csp-reports.js';
+import { CSP_REPORTING, registerCspReportRoute } from './csp-reports.js';
 
 /** <repository>/dist/console, from src/admin (tests) and dist/admin (the build) alike. */
 export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../dist/console', import.meta.url));
@@ -52,7 +52,6 @@ export function consoleFiles(
     if (metrics) registerCspReportRoute(scope, metrics.cspViolations);
     scope.addHook('onSend', async (_req, reply, payload) => {
       if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', CONSOLE_CSP);
-      reply.header('reporting-endpoints', REPORTING_ENDPOINTS);
       reply.header('x-content-type-options', 'nosniff');
       reply.header('referrer-policy', 'no-referrer');
       return payload;

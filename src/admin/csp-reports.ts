@@ -1,6 +1,8 @@
 // Where browsers report what the console's Content-Security-Policy blocked (docs/security.md,
-// "The console's policy"): `report-uri` (a `{"csp-report": {…}}` body, application/csp-report) and
-// the Reporting API's `report-to` (an array of reports, application/reports+json) both post here.
+// "The console's policy"): the policy's `report-uri` posts a `{"csp-report": {…}}` body
+// (application/csp-report) here, at once, in every browser. The policy names no `report-to`: with
+// one, Chromium ignores `report-uri` and sends its Reporting API batches up to a minute late; the
+// route takes that format too (an array of reports, application/reports+json).
 // Each violation counts in callbridge_csp_violations_total by its directive: a console that never
 // breaks its policy reads 0, so any other figure is an injected script or style, or a bug.
 //   POST /console/csp-reports → 204
@@ -8,9 +10,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Counter } from 'prom-client';
 
 export const CSP_REPORT_PATH = '/console/csp-reports';
-/** The policy's reporting directives, and the endpoint they name (the Reporting-Endpoints header). */
-export const CSP_REPORTING = `report-uri ${CSP_REPORT_PATH}; report-to csp`;
-export const REPORTING_ENDPOINTS = `csp="${CSP_REPORT_PATH}"`;
+/** The policy's reporting directive. */
+export const CSP_REPORTING = `report-uri ${CSP_REPORT_PATH}`;
 
 const REPORT_BODY_LIMIT_BYTES = 64 * 1024;
 /** Directives counted by name; anything else a browser names counts as `other` (bounded labels). */
