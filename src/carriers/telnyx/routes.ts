@@ -130,9 +130,15 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
    * Telnyx retries a webhook that failed, so a failure forgets it: the retry must be answered, not
    * taken for a repeat.
    */
-  function prepareCall(call: TelnyxCallFields, seen: RecentIds, context?: ResolvedContext): PreparedCall {
+  async function prepareCall(
+    call: TelnyxCallFields,
+    seen: RecentIds,
+    context?: ResolvedContext,
+  ): Promise<PreparedCall> {
     try {
-      return intake.prepare({
+      // Once per call across the fleet and restarts (a replay within the signature's tolerance
+      // gains nothing); `seen` spares this instance the store for the repeats it has seen.
+      return await intake.prepareOnce({
         carrier: 'telnyx',
         callSid: call.callSid,
         from: call.from,
@@ -150,7 +156,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
   }
 
   /** Returns the call prepared for an inbound call's stream, if one was. */
-  function onInitiated(webhook: TelnyxWebhook): PreparedCall | undefined {
+  async function onInitiated(webhook: TelnyxWebhook): Promise<PreparedCall | undefined> {
     const call = readCallFields(webhook);
     const { callSid } = call;
     if (call.direction !== 'incoming') {
@@ -176,7 +182,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
       log.error({ callSid }, 'TELNYX_API_KEY is not set: the call cannot be answered');
       return;
     }
-    const prepared = prepareCall(call, initiated);
+    const prepared = await prepareCall(call, initiated);
     log.info({ callSid, profile: prepared.profile }, 'telnyx call initiated: answering with a media stream');
     after('answer call', callSid, (api) =>
       api.answer(callSid, {
@@ -221,7 +227,10 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
   }
 
   /** Our outbound call was answered: prepared as an inbound call is, then its stream started. */
-  function onOutboundAnswered(call: TelnyxCallFields, outbound: ResolvedContext): PreparedCall | undefined {
+  async function onOutboundAnswered(
+    call: TelnyxCallFields,
+    outbound: ResolvedContext,
+  ): Promise<PreparedCall | undefined> {
     const { callSid } = call;
     if (answered.seen(callSid)) {
       log.warn({ callSid }, 'repeated call.answered ignored');
@@ -235,7 +244,7 @@ export function telnyxRoutes(deps: TelnyxRoutesDeps): FastifyPluginAsync {
       log.error({ callSid }, 'TELNYX_API_KEY is not set: the call cannot be bridged');
       return;
     }
-    const prepared = prepareCall(call, answered, outbound);
+    const prepared = await prepareCall(call, answered, outbound);
     log.info(
       { callSid, profile: prepared.profile },
       'telnyx outbound call answered: starting its media stream',
