@@ -28,6 +28,10 @@ export class PreparedAnswers {
     if (kept) return kept.answer;
     const answer = prepare();
     this.#answers.set(key, { answer, untilMs: nowMs + this.keepMs });
+    // Only answers are kept: a refusal or a failure (the store unreachable) is decided again.
+    answer.catch(() => {
+      if (this.#answers.get(key)?.answer === answer) this.#answers.delete(key);
+    });
     return answer;
   }
 }
