@@ -1,5 +1,5 @@
 // The audit log, for admins (docs/console.md, "Audit log"):
-//   GET /audit[?limit=&cursor=] → 200 {"entries": [{id, at, keyName, role, action, target, detail?}],
+//   GET /audit[?limit=&cursor=] → 200 {"entries": [{id, at, keyId, keyName, role, action, target, detail?}],
 //                                      "nextCursor"}, newest first
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../store/store.js';
@@ -25,7 +25,11 @@ export function registerAuditRoutes(scope: FastifyInstance, deps: { store: Store
         ...(cursor ? { cursor } : {}),
       });
       return {
-        entries: page.entries.map(({ atMs, ...entry }) => ({ ...entry, at: new Date(atMs).toISOString() })),
+        entries: page.entries.map(({ atMs, ...entry }) => ({
+          ...entry,
+          keyId: entry.keyId ?? null,
+          at: new Date(atMs).toISOString(),
+        })),
         nextCursor: page.nextCursor,
       };
     },

@@ -196,6 +196,7 @@ export function registerCampaignAdminRoutes(scope: FastifyInstance, deps: Campai
     },
     async (request, reply) => {
       const csv = await campaigns.results(request.params.id);
+      await request.audit('campaign.results', request.params.id);
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="results-${request.params.id}.csv"`)

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Counter } from 'prom-client';
+import { CSP_REPORTING, registerCspReportRoute } from './csp-reports.js';
 
 /** <repository>/dist/console, from src/admin (tests) and dist/admin (the build) alike. */
 export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../dist/console', import.meta.url));
@@ -24,6 +26,8 @@ export const CONSOLE_CSP = [
   "base-uri 'self'",
   "form-action 'self'",
   "frame-ancestors 'none'",
+  // Violations are reported to this server and counted (csp-reports.ts).
+  CSP_REPORTING,
 ].join('; ');
 
 /** What the console's build leaves in index.html where this answer's nonce goes (web/vite.config.ts). */
@@ -40,8 +44,12 @@ export function pagePolicy(nonce: string): string {
 const NOT_BUILT =
   'the console was not built: run `npm run build` (npm start does), then restart the server\n';
 
-export function consoleFiles(dir: string = DEFAULT_CONSOLE_DIR) {
+export function consoleFiles(
+  dir: string = DEFAULT_CONSOLE_DIR,
+  metrics?: { cspViolations: Counter<'directive'> },
+) {
   return async function plugin(scope: FastifyInstance): Promise<void> {
+    if (metrics) registerCspReportRoute(scope, metrics.cspViolations);
     scope.addHook('onSend', async (_req, reply, payload) => {
       if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', CONSOLE_CSP);
       reply.header('x-content-type-options', 'nosniff');

@@ -35,3 +35,11 @@ export function secretMatches(secret: string, record: ApiKeyRecord): boolean {
 export function randomToken(): string {
   return randomBytes(32).toString('base64url');
 }
+
+/**
+ * What a session signed in with ADMIN_TOKEN keeps of it: a digest under a label of its own, so a
+ * session made with one token is refused once the server runs with another (docs/security.md).
+ */
+export function adminTokenFingerprint(token: string): string {
+  return sha256Hex(`callbridge admin token\n${token}`);
+}

@@ -95,7 +95,10 @@ export function registerDncAdminRoutes(scope: FastifyInstance, deps: DncAdminDep
       const added = await addInBatches(upload.numbers, (batch) => deps.store.addDoNotCall(batch, deps.now()));
       // One entry per request, not per number: an upload may list 50,000 numbers.
       const target = upload.numbers.length === 1 ? upload.numbers[0]! : `${upload.numbers.length} numbers`;
-      await request.audit('dnc.add', target, { added, rejected: upload.rejected.length });
+      // A request whose every row was refused changed nothing: a refused action leaves no entry.
+      if (upload.numbers.length > 0) {
+        await request.audit('dnc.add', target, { added, rejected: upload.rejected.length });
+      }
       return { added, alreadyListed: upload.numbers.length - added, rejected: upload.rejected };
     },
   );

@@ -1,6 +1,7 @@
 // Server-sent events for the admin API's streams (https://html.spec.whatwg.org/multipage/server-sent-events.html):
 // named events with JSON data, a comment every 15 s so proxies keep the connection, and a bound on
-// what may wait for a slow reader: past it the stream ends and the console reconnects.
+// what may wait for a slow reader: past it the stream ends and the console reconnects. Every stream
+// is held to the credential that opened it (open-streams.ts) and ends when that credential lapses.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 const HEARTBEAT_MS = 15_000;
@@ -38,6 +39,14 @@ export function openEventStream(req: FastifyRequest, reply: FastifyReply): Event
     for (const run of closers.splice(0)) run();
   };
   res.on('close', finish);
+  if (req.streams && req.principal) {
+    const release = req.streams.hold(req.principal, () => {
+      if (closed) return;
+      res.end();
+      finish();
+    });
+    closers.push(release);
+  }
   return {
     send(event, data) {
       if (closed) return;

@@ -6,7 +6,9 @@ import { loadConfig } from '../carriers/load-config.js';
 import { ROLES } from '../store/access.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/store.js';
+import { printableKeyName } from './key-names.js';
 import { createApiKey } from './keys.js';
+import { CLI_NAME } from './principal.js';
 import { isRole } from './roles.js';
 
 export const KEYS_USAGE = `usage: callbridge keys <create|list|delete> [options]
@@ -29,8 +31,6 @@ export interface KeysIo {
   err(text: string): void;
   now?: () => number;
 }
-
-const CLI_NAME = 'cli';
 
 async function withStore<T>(io: KeysIo, run: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(loadConfig(io.env));
@@ -79,6 +79,7 @@ export async function keysCommand(args: string[], io: KeysIo): Promise<number> {
           const made = await createApiKey(store, name, role, now());
           await store.appendAudit({
             atMs: now(),
+            keyId: null,
             keyName: CLI_NAME,
             role: 'admin',
             action: 'key.create',
@@ -88,7 +89,9 @@ export async function keysCommand(args: string[], io: KeysIo): Promise<number> {
           return made;
         });
         io.out(`${created.key}\n`);
-        io.err(`created key ${created.id} "${created.name}" (${created.role}); it is shown only this once\n`);
+        io.err(
+          `created key ${created.id} ${JSON.stringify(created.name)} (${created.role}); it is shown only this once\n`,
+        );
         return 0;
       }
       case 'list': {
@@ -96,7 +99,7 @@ export async function keysCommand(args: string[], io: KeysIo): Promise<number> {
         if (keys.length === 0) io.err('no API keys (ADMIN_TOKEN is always an admin key)\n');
         for (const key of keys) {
           io.out(
-            `${key.id}  ${key.role.padEnd(8)}  ${new Date(key.createdAtMs).toISOString()}  ${key.name}\n`,
+            `${key.id}  ${key.role.padEnd(8)}  ${new Date(key.createdAtMs).toISOString()}  ${printableKeyName(key.name)}\n`,
           );
         }
         return 0;
@@ -112,6 +115,7 @@ export async function keysCommand(args: string[], io: KeysIo): Promise<number> {
           if (!key || !(await store.deleteApiKey(id))) return false;
           await store.appendAudit({
             atMs: now(),
+            keyId: null,
             keyName: CLI_NAME,
             role: 'admin',
             action: 'key.delete',

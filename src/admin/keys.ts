@@ -3,10 +3,11 @@
 //   GET    /keys              → 200 {"keys": [{id, name, role, createdAt}]}, oldest first
 //   DELETE /keys/:id          → 204; its sessions end with it; 404 if no such key
 import type { FastifyInstance } from 'fastify';
-import { NotFoundError } from '../errors.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
 import type { ApiKeyRecord, Role } from '../store/access.js';
 import type { Store } from '../store/store.js';
 import { newApiKey } from './credentials.js';
+import { keyNameProblem, normaliseKeyName } from './key-names.js';
 import { CreatedKey, errors, IdParams, KeyBody, KeyList, NoContent } from './schemas.js';
 
 export interface KeyAdminDeps {
@@ -18,8 +19,19 @@ function keyView(key: ApiKeyRecord) {
   return { id: key.id, name: key.name, role: key.role, createdAt: new Date(key.createdAtMs).toISOString() };
 }
 
-/** Creates and stores a key (the admin API and `callbridge keys create` share this). */
-export async function createApiKey(store: Store, name: string, role: Role, nowMs: number) {
+/**
+ * Creates and stores a key (the admin API and `callbridge keys create` share this). Throws
+ * BadRequestError for a name that is not printable or is reserved, ConflictError for one in use.
+ */
+export async function createApiKey(store: Store, rawName: string, role: Role, nowMs: number) {
+  const name = normaliseKeyName(rawName);
+  const taken = (await store.listApiKeys()).map((key) => key.name);
+  const problem = keyNameProblem(name, taken);
+  if (problem !== null) {
+    throw problem.kind === 'taken'
+      ? new ConflictError(problem.message)
+      : new BadRequestError(problem.message);
+  }
   const { record, key } = newApiKey(name, role, nowMs);
   await store.saveApiKey(record);
   return { ...keyView(record), key };
@@ -30,7 +42,11 @@ export function registerKeyAdminRoutes(scope: FastifyInstance, deps: KeyAdminDep
     '/keys',
     {
       config: { role: 'admin' },
-      schema: { summary: 'Create an API key', body: KeyBody, response: { 201: CreatedKey, ...errors() } },
+      schema: {
+        summary: 'Create an API key (its name printable, unique, not reserved)',
+        body: KeyBody,
+        response: { 201: CreatedKey, ...errors(409) },
+      },
     },
     async (request, reply) => {
       const created = await createApiKey(deps.store, request.body.name, request.body.role, deps.now());
@@ -65,6 +81,8 @@ export function registerKeyAdminRoutes(scope: FastifyInstance, deps: KeyAdminDep
         throw new NotFoundError(`no API key ${JSON.stringify(id.slice(0, 80))}`);
       }
       await request.audit('key.delete', id, { name: key.name });
+      // Its sessions went with it; the streams they, or the key itself, opened close now.
+      await request.streams?.sweep();
       return reply.code(204).send();
     },
   );

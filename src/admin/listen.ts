@@ -77,8 +77,19 @@ export function registerListenRoutes(scope: FastifyInstance, deps: { listening: 
           encoding: 'pcm_s16le',
         }),
       );
+      // Held to the credential that opened it: a deleted key or an ended session stops the audio.
+      const release = req.streams?.hold(req.principal!, () => {
+        if (closed) return;
+        closed = true;
+        listening.stop();
+        if (socket.readyState === socket.OPEN) {
+          socket.send(JSON.stringify({ type: 'end', reason: 'signed out' }));
+          socket.close(1008, 'credential ended');
+        }
+      });
       socket.on('close', () => {
         closed = true;
+        release?.();
         listening.stop();
       });
       // Nothing is read from the listener: anything it sends is ignored.

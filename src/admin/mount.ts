@@ -34,7 +34,7 @@ async function adminRoom(app: FastifyInstance, opts: AdminRoomOptions): Promise<
   const { config, store, fleet, outbound, recordings, policies, intake } = app;
   const adminRoutes: DeclaredRoute[] = [];
   app.decorate('adminRoutes', adminRoutes);
-  await app.register(consoleFiles(opts.consoleDir));
+  await app.register(consoleFiles(opts.consoleDir, app.metrics));
   const adminToken = config.adminToken;
   if (!adminToken) return;
   const placing = outbound.calls;

@@ -178,6 +178,11 @@ export function placeCallRequest(
     const read = readRecordingSettings(b.recording);
     if (!read.ok) throw new BadRequestError(read.problem);
     recording = read.settings;
+    // The consent's audioUrl is fetched by the server like a voicemail's: refused at once alike.
+    const consentUrl =
+      recording.consent !== null && 'audioUrl' in recording.consent ? recording.consent.audioUrl : null;
+    const refused = consentUrl === null ? null : (deps.fetchPolicy?.urlProblem(consentUrl) ?? null);
+    if (refused !== null) throw new BadRequestError(`recording.consent.audioUrl: ${refused}`);
   }
   // A single call: no campaign attempt.
   return {

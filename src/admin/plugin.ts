@@ -9,7 +9,8 @@ import { bearerToken, constantTimeEqual } from '../auth.js';
 import { CsrfError, ForbiddenError, UnauthorizedError } from '../errors.js';
 import { describeFieldErrors, schemaErrors } from '../outbound/field-errors.js';
 import type { Store } from '../store/store.js';
-import { parseApiKey, secretMatches, sha256Hex } from './credentials.js';
+import { adminTokenFingerprint, parseApiKey, secretMatches, sha256Hex } from './credentials.js';
+import { OpenStreams } from './open-streams.js';
 import { ADMIN_TOKEN_NAME, type AuditAction, type Principal } from './principal.js';
 import { type DeclaredRoute, requireRoleDeclarations, roleAllows } from './roles.js';
 import { CHECKED_BY_HANDLER, SESSION_COOKIE, CSRF_HEADER } from './schemas.js';
@@ -40,12 +41,35 @@ export async function principalOfBearer(
   return { name: key.name, role: key.role, keyId: key.id, via: 'bearer', session: null };
 }
 
-async function principalOfCookie(value: string, deps: AdminApiDeps): Promise<Principal | null> {
-  const session = await deps.store.getSession(sha256Hex(value));
+/**
+ * The session of a cookie, if it still holds: not expired, signed out or ended, and its credential
+ * still valid. Deleting a key deletes its sessions, and checking the key as well closes any gap
+ * between the two; a session made with ADMIN_TOKEN holds only while the server runs with that token.
+ */
+async function liveSession(id: string, deps: Pick<AdminApiDeps, 'adminToken' | 'store'>) {
+  const session = await deps.store.getSession(id);
   if (!session) return null;
-  // Deleting a key deletes its sessions; checking the key as well closes any gap between the two.
-  if (session.keyId !== null && !(await deps.store.getApiKey(session.keyId))) return null;
+  if (session.keyId !== null) return (await deps.store.getApiKey(session.keyId)) ? session : null;
+  const fingerprint = session.tokenFingerprint ?? '';
+  return constantTimeEqual(fingerprint, adminTokenFingerprint(deps.adminToken)) ? session : null;
+}
+
+async function principalOfCookie(value: string, deps: AdminApiDeps): Promise<Principal | null> {
+  const session = await liveSession(sha256Hex(value), deps);
+  if (!session) return null;
   return { name: session.name, role: session.role, keyId: session.keyId, via: 'cookie', session };
+}
+
+/** Whether the credential a request proved itself with still holds (streams are held to it). */
+export async function credentialHolds(
+  principal: Principal,
+  deps: Pick<AdminApiDeps, 'adminToken' | 'store'>,
+): Promise<boolean> {
+  if (principal.via === 'cookie' && principal.session) {
+    return (await liveSession(principal.session.id, deps)) !== null;
+  }
+  if (principal.keyId === null) return true;
+  return (await deps.store.getApiKey(principal.keyId)) !== null;
 }
 
 async function authenticate(req: FastifyRequest, deps: AdminApiDeps): Promise<Principal> {
@@ -92,7 +116,11 @@ export function adminApi(deps: AdminApiDeps, routes: AdminRoutes[]) {
     // Response schemas are documentation: the handlers' answers go out as they are.
     scope.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
+    // Every stream a request of this scope opens is held to its credential (open-streams.ts).
+    const streams = new OpenStreams((principal) => credentialHolds(principal, deps));
+    scope.addHook('onClose', async () => streams.close());
     scope.decorateRequest('principal', null);
+    scope.decorateRequest('streams', null);
     scope.decorateRequest(
       'audit',
       async function audit(
@@ -106,6 +134,7 @@ export function adminApi(deps: AdminApiDeps, routes: AdminRoutes[]) {
         try {
           await deps.store.appendAudit({
             atMs: deps.now(),
+            keyId: who.keyId,
             keyName: who.name,
             role: who.role,
             action,
@@ -118,6 +147,7 @@ export function adminApi(deps: AdminApiDeps, routes: AdminRoutes[]) {
       },
     );
     scope.addHook('onRequest', async (req, reply) => {
+      req.streams = streams;
       const needed = req.routeOptions.config.role;
       if (needed === 'public') return;
       let principal: Principal;

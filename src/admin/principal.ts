@@ -1,6 +1,7 @@
 // Who is calling a /v1 route, as the admin scope found out (plugin.ts), and the audit entry a
 // control action leaves under their name (docs/console.md, "Audit log").
 import type { Role, SessionRecord } from '../store/access.js';
+import type { OpenStreams } from './open-streams.js';
 
 export interface Principal {
   /** The key's name; `admin-token` for ADMIN_TOKEN. */
@@ -14,6 +15,8 @@ export interface Principal {
 }
 
 export const ADMIN_TOKEN_NAME = 'admin-token';
+/** The name the local CLI's changes are audited under (keys-command.ts). */
+export const CLI_NAME = 'cli';
 
 export type AuditAction =
   | 'call.hangup'
@@ -33,12 +36,17 @@ export type AuditAction =
   | 'recording.pause'
   | 'recording.resume'
   | 'recording.delete'
+  | 'recording.read'
+  | 'campaign.results'
+  | 'sessions.end'
   | 'webhook.retry';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the admin scope before any /v1 handler runs; null only on public routes. */
     principal: Principal | null;
+    /** Where this request's streams are held to its credential (open-streams.ts); set on every /v1 request. */
+    streams: OpenStreams | null;
     /** Writes an audit entry for this request's principal; never throws (a failure is logged). */
     audit(action: AuditAction, target: string, detail?: Record<string, unknown>): Promise<void>;
   }

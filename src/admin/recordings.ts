@@ -1,6 +1,8 @@
 // Call recordings over the admin API (docs/recordings.md), mounted inside the `/v1` admin scope:
-//   GET    /calls/:callSid/recording         → 200/206 audio/wav (Range: one range), 404, 416
-//   DELETE /calls/:callSid/recording         → 204; 404 when there is none
+//   GET    /calls/:callSid/recording         → 200/206 audio/wav (Range: one range), 404, 416; a live
+//                                              call's only for operators (403 for a viewer); audited
+//   DELETE /calls/:callSid/recording         → 204; 404 when there is none; a live call's recording
+//                                              stops there (nothing more written, record `deleted`)
 //   POST   /calls/:callSid/recording/pause   → 200 {"callSid", "instance", "recording": "paused"}
 //   POST   /calls/:callSid/recording/resume  → 200 {"callSid", "instance", "recording": "recording"}
 // Reads go to the store, which every instance shares; pause and resume reach the call wherever it
@@ -8,11 +10,13 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { LiveCalls, RecordingAction } from '../call/watch/live-call.js';
-import { NotFoundError, UnavailableError } from '../errors.js';
+import { ForbiddenError, NotFoundError, UnavailableError } from '../errors.js';
 import type { RecordingStore } from '../recording/store.js';
 import { BYTES_PER_FRAME, headerSampleRate, WAV_HEADER_BYTES, wavHeader } from '../recording/wav-header.js';
 import type { CallRecord } from '../store/call-record.js';
 import { byteRange } from './byte-range.js';
+import { ReadsAudited } from './reads-audited.js';
+import { roleAllows } from './roles.js';
 import { callSidOf, settle } from './live-calls.js';
 import { CallSidParams, errors, NoContent, RecordingControlAnswer, WavAudio } from './schemas.js';
 
@@ -60,20 +64,39 @@ function servedBytes(
 
 export function registerRecordingAdminRoutes(scope: FastifyInstance, deps: RecordingAdminDeps): void {
   const { recordings: store } = deps;
+  const reads = new ReadsAudited();
+  /** Whether the call is live on any instance: its recording is then as good as listening in. */
+  const isLive = async (callSid: string) => {
+    try {
+      return (await deps.calls.list()).some((call) => call.callSid === callSid);
+    } catch {
+      throw new UnavailableError('the live-call directory cannot be read right now; retry later');
+    }
+  };
 
   scope.get<{ Params: { callSid: string } }>(
     '/calls/:callSid/recording',
     {
       config: { role: 'viewer' },
       schema: {
-        summary: "A call's recording as audio/wav, with Range",
+        summary: "A call's recording as audio/wav, with Range (a live call's: operators only)",
         params: CallSidParams,
-        response: { 200: WavAudio, 206: WavAudio, ...errors(404, 416) },
+        response: { 200: WavAudio, 206: WavAudio, ...errors(404, 416, 503) },
       },
     },
     async (request, reply) => {
       const callSid = callSidOf(request.params.callSid);
+      const live = await isLive(callSid);
+      // Reading a live call's recording is listening to it, a few seconds behind: operators only.
+      if (live && !roleAllows(request.principal!.role, 'operator')) {
+        throw new ForbiddenError(
+          "a live call's recording needs the operator role; a viewer may read it once the call has ended",
+        );
+      }
       const { size, header } = await servedFile(store, callSid);
+      if (reads.due(request.principal!, callSid, live)) {
+        await request.audit('recording.read', callSid, live ? { live: true } : undefined);
+      }
       reply
         .header('content-type', 'audio/wav')
         .header('accept-ranges', 'bytes')
@@ -102,13 +125,16 @@ export function registerRecordingAdminRoutes(scope: FastifyInstance, deps: Recor
     },
     async (request, reply) => {
       const callSid = callSidOf(request.params.callSid);
+      // A call under way stops recording first, wherever it runs: nothing is written after this,
+      // its record will say `deleted`, and no `calls/recording.ready` is sent for it.
+      const discarded = (await isLive(callSid)) && (await deps.calls.recording(callSid, 'discard')).ok;
       let removed: boolean;
       try {
         removed = await store.remove(callSid);
       } catch {
         throw new UnavailableError('the recording store cannot be reached right now; retry later');
       }
-      if (!removed) throw new NotFoundError(`no recording of call ${JSON.stringify(callSid)}`);
+      if (!removed && !discarded) throw new NotFoundError(`no recording of call ${JSON.stringify(callSid)}`);
       const record = await deps.records.getCallRecord(callSid).catch(() => null);
       if (record?.recording) {
         await deps.records

@@ -222,6 +222,9 @@ export const AuditPage = Type.Object({
     Type.Object({
       id: Str(),
       at: Iso('when'),
+      keyId: Type.Union([Type.String(), Type.Null()], {
+        description: "the key's id; null for ADMIN_TOKEN (named admin-token) and the local CLI (cli)",
+      }),
       keyName: Str(),
       role: Role,
       action: Str(),

@@ -3,11 +3,13 @@
 //   POST   /session {key} → 200 {name, role, csrf} and the session cookie; 401 for a wrong key
 //   GET    /session       → 200 {name, role, csrf} of the cookie's session; 401 without one
 //   DELETE /session       → 204, the session ended and the cookie cleared
+//   DELETE /sessions      → 204, every session ended (admin; sessions-end.ts)
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors.js';
 import type { SessionRecord } from '../store/access.js';
 import type { Store } from '../store/store.js';
-import { randomToken, sha256Hex } from './credentials.js';
+import { adminTokenFingerprint, randomToken, sha256Hex } from './credentials.js';
+import { registerEndSessionsRoute } from './sessions-end.js';
 import { principalOfBearer } from './plugin.js';
 import { errors, NoContent, SESSION_COOKIE, SessionBody, SessionView } from './schemas.js';
 
@@ -55,6 +57,8 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: SessionDeps)
         role: principal.role,
         csrf: randomToken(),
         expiresAtMs: nowMs + SESSION_TTL_MS,
+        // Bound to the credential it was made with: the key (by id), or this very ADMIN_TOKEN.
+        ...(principal.keyId === null ? { tokenFingerprint: adminTokenFingerprint(deps.adminToken) } : {}),
       };
       await deps.store.saveSession(session);
       reply.setCookie(SESSION_COOKIE, value, { ...cookieOptions(request), maxAge: SESSION_TTL_MS / 1000 });
@@ -85,7 +89,11 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: SessionDeps)
       const session = request.principal?.session;
       if (session) await deps.store.deleteSession(session.id);
       reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
+      // The streams this session opened close with it.
+      await request.streams?.sweep();
       return reply.code(204).send();
     },
   );
+
+  registerEndSessionsRoute(scope, deps);
 }

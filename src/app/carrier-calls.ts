@@ -40,6 +40,7 @@ async function carrierCalls(app: FastifyInstance, opts: CarrierCallsOptions): Pr
     fetchPolicy: policies.fetch,
   });
   const intake = createCallIntake({
+    claimOnce: (key, validForMs) => store.claimOnce(key, validForMs),
     contexts: calls.contexts,
     config,
     dial,

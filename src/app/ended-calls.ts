@@ -40,7 +40,8 @@ export function endedCallPipeline(deps: EndedCallDeps): (record: CallRecord) => 
   const withRecording = async (record: CallRecord): Promise<CallRecord> => {
     const summary = await deps.recordings.completeCall(record.callSid);
     if (summary === null) return record;
-    const state = summary.state === 'ready' ? 'ready' : 'failed';
+    // A recording deleted during its call stays deleted: no `recording.ready` for it.
+    const state = summary.state === 'ready' || summary.state === 'deleted' ? summary.state : 'failed';
     if (state === 'ready') deps.announce(recordingReadyEvent(record.callSid, summary, now()));
     const { durationMs, bytes, pauses } = summary;
     return { ...record, recording: { state, durationMs, bytes, pauses } };

@@ -136,6 +136,13 @@ export interface CallIntake {
   /** Issues the stream token and routes the profile; for a verified request, pre-warms the agent. */
   prepare(call: CallAnnouncement): PreparedCall;
   /**
+   * `prepare` for a webhook that announces a call: a verified announcement repeated (a replayed
+   * signed request) gets the first answer again while its token is good, or is refused with a
+   * ConflictError after that or on another instance; it never gets a second stream token,
+   * observer token or pre-warmed agent (docs/security.md, "Replayed requests").
+   */
+  prepareOnce(call: CallAnnouncement): Promise<PreparedCall>;
+  /**
    * What a declined caller hears, and where they may be sent instead. `audioUrl`, when set, is the
    * rendered decline as a WAV (prompt-routes.ts) for carriers that can play a recording; others
    * speak `message`.

@@ -52,7 +52,8 @@ export function localLiveCalls(deps: LocalCallsDeps): LiveCalls & { listNow(): L
         return { ok: false, reason: 'refused', message: 'the call is not being recorded' };
       }
       if (done === 'unchanged') {
-        const already = action === 'pause' ? 'already paused' : 'not paused';
+        const already =
+          action === 'pause' ? 'already paused' : action === 'resume' ? 'not paused' : 'discarded';
         return { ok: false, reason: 'refused', message: `the call's recording is ${already}` };
       }
       return { ok: true, instance: deps.instance };

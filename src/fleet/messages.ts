@@ -1,11 +1,12 @@
 // What instances tell each other over pub/sub (docs/architecture.md section 8). Everything read
 // off a channel is checked before it is acted on: a malformed message is dropped, never thrown.
 import type { CallEvent } from '../call/watch/events.js';
+import type { RecordingAction } from '../call/watch/live-call.js';
 
 export type InboxMessage =
   | { type: 'hangup'; id: string; from: string; callSid: string }
   | { type: 'transfer'; id: string; from: string; callSid: string; target: string }
-  | { type: 'recording'; id: string; from: string; callSid: string; action: 'pause' | 'resume' }
+  | { type: 'recording'; id: string; from: string; callSid: string; action: RecordingAction }
   | { type: 'release_prewarm'; carrier: string; callSid: string }
   | { type: 'listen'; callSid: string }
   | { type: 'reply'; id: string; ok: boolean; reason?: string; message?: string };
@@ -49,7 +50,7 @@ export function parseInboxMessage(text: string): InboxMessage | null {
       return isField(m.id) &&
         isField(m.from) &&
         isField(m.callSid) &&
-        (m.action === 'pause' || m.action === 'resume')
+        (m.action === 'pause' || m.action === 'resume' || m.action === 'discard')
         ? { type: 'recording', id: m.id, from: m.from, callSid: m.callSid, action: m.action }
         : null;
     case 'release_prewarm':

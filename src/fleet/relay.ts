@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CallEvent } from '../call/watch/events.js';
+import type { RecordingAction } from '../call/watch/live-call.js';
 import type { FleetKeys } from './keys.js';
 import { type InboxMessage, parseInboxMessage, parseRelayedEvent } from './messages.js';
 
@@ -13,7 +14,7 @@ type Request = Extract<InboxMessage, { type: 'hangup' | 'transfer' | 'recording'
 export type RequestBody =
   | { type: 'hangup'; callSid: string }
   | { type: 'transfer'; callSid: string; target: string }
-  | { type: 'recording'; callSid: string; action: 'pause' | 'resume' };
+  | { type: 'recording'; callSid: string; action: RecordingAction };
 export type Reply = Extract<InboxMessage, { type: 'reply' }>;
 
 export interface RelayDeps {

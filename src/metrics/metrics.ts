@@ -6,6 +6,7 @@ import { agentMetrics } from './agent-metrics.js';
 import { callMetrics } from './call-metrics.js';
 import { campaignMetrics } from './campaign-metrics.js';
 import { carrierMetrics } from './carrier-metrics.js';
+import { consoleMetrics } from './console-metrics.js';
 import { recordingMetrics } from './recording-metrics.js';
 import { speechMetrics } from './speech-metrics.js';
 import { webhookMetrics } from './webhook-metrics.js';
@@ -58,6 +59,7 @@ export function createMetrics(region: string) {
     ...speechMetrics(r),
     ...campaignMetrics(r),
     ...recordingMetrics(r),
+    ...consoleMetrics(r),
   };
 }
 

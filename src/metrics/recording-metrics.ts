@@ -1,11 +1,11 @@
-// Call recordings (docs/recordings.md): `store` is file or s3, `outcome` ready or failed.
+// Call recordings (docs/recordings.md): `store` is file or s3, `outcome` ready, failed or deleted.
 import { Counter, Histogram, type Registry } from 'prom-client';
 
 export function recordingMetrics(r: Registry[]) {
   return {
     recordings: new Counter({
       name: 'callbridge_recordings_total',
-      help: 'Call recordings finished, by store and outcome (ready: stored whole; failed: given up).',
+      help: 'Call recordings finished, by store and outcome (ready: stored whole; failed: given up; deleted: deleted during the call).',
       labelNames: ['store', 'outcome'],
       registers: r,
     }),

@@ -67,6 +67,11 @@ export class CampaignService {
     const audioUrl = spec.amd.voicemail?.audioUrl;
     const refused = audioUrl === undefined ? null : this.deps.fetchPolicy.urlProblem(audioUrl);
     if (refused !== null) throw new BadRequestError(`amd.voicemail.audioUrl: ${refused}`);
+    const consent = spec.recording?.consent;
+    const consentUrl = consent && 'audioUrl' in consent ? consent.audioUrl : null;
+    const consentRefused =
+      consentUrl === null ? null : (this.deps.fetchPolicy?.urlProblem(consentUrl) ?? null);
+    if (consentRefused !== null) throw new BadRequestError(`recording.consent.audioUrl: ${consentRefused}`);
     const record: CampaignRecord = {
       id: `cmp_${randomBytes(10).toString('hex')}`,
       spec,

@@ -12,7 +12,8 @@ import { LEFT, RIGHT, StereoBuffer } from './stereo-buffer.js';
 import type { RecordingUpload } from './store.js';
 import { BYTES_PER_FRAME, WAV_HEADER_BYTES, wavHeader } from './wav-header.js';
 
-export type RecordingState = 'recording' | 'paused' | 'ready' | 'failed';
+/** `deleted`: the recording was deleted while its call ran; nothing was written after. */
+export type RecordingState = 'recording' | 'paused' | 'ready' | 'failed' | 'deleted';
 
 export interface RecordingPause {
   /** Since the stream started. */
@@ -168,6 +169,18 @@ export class CallRecorder {
     if (this.#live() && !this.#finishing) this.#fail(reason, 'abandoned');
   }
 
+  /**
+   * The recording was deleted while its call runs: nothing more is written, what the store holds
+   * is removed, and the call ends with its recording `deleted`. False when already over.
+   */
+  discard(): boolean {
+    if (!this.#live() || this.#finishing) return false;
+    this.#state = 'deleted';
+    this.#stopTimer();
+    this.#aborted = this.#upload.abort().catch(() => {});
+    return true;
+  }
+
   summary(): RecordingSummary {
     const dataBytes = this.#written * BYTES_PER_FRAME;
     return {
@@ -190,7 +203,7 @@ export class CallRecorder {
   async #finish(): Promise<RecordingSummary> {
     this.#finishing = true;
     this.#stopTimer();
-    if (this.#state === 'failed') {
+    if (this.#state === 'failed' || this.#state === 'deleted') {
       await this.#aborted;
       return this.summary();
     }

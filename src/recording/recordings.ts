@@ -109,10 +109,14 @@ export class Recordings {
     return recorder;
   }
 
-  /** Pauses or resumes the recording of a call under way here (admin API, agent functions). */
-  control(callSid: string, action: 'pause' | 'resume'): RecordingControlResult {
+  /**
+   * Pauses or resumes the recording of a call under way here (admin API, agent functions), or
+   * discards it: its recording was deleted while the call runs, so nothing more is written.
+   */
+  control(callSid: string, action: 'pause' | 'resume' | 'discard'): RecordingControlResult {
     const recorder = this.#live.get(callSid);
-    if (!recorder || recorder.state === 'failed') return 'not_recorded';
+    if (!recorder || recorder.state === 'failed' || recorder.state === 'deleted') return 'not_recorded';
+    if (action === 'discard') return recorder.discard() ? 'done' : 'unchanged';
     return (action === 'pause' ? recorder.pause() : recorder.resume()) ? 'done' : 'unchanged';
   }
 
@@ -140,11 +144,12 @@ export class Recordings {
     ]);
     clearTimeout(timer);
     if (this.#live.get(callSid) === recorder) this.#live.delete(callSid);
-    this.#metrics.recordings.inc({ store: kind, outcome: summary.state === 'ready' ? 'ready' : 'failed' });
+    const outcome = summary.state === 'ready' || summary.state === 'deleted' ? summary.state : 'failed';
+    this.#metrics.recordings.inc({ store: kind, outcome });
     this.#metrics.recordingBytes.inc({ store: kind }, summary.bytes);
     if (summary.state === 'ready') {
       this.#metrics.recordingUpload.observe({ store: kind }, (performance.now() - startedMs) / 1000);
-    } else if (!failedBefore) {
+    } else if (!failedBefore && summary.state !== 'deleted') {
       this.#metrics.recordingFailures.inc({ store: kind, stage: 'complete' });
       this.#logger.warn({ callSid }, 'the store did not complete the recording');
     }

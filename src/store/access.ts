@@ -21,6 +21,11 @@ export interface SessionRecord {
   id: string;
   /** The key it was signed in with; null for ADMIN_TOKEN, which is no stored key. */
   keyId: string | null;
+  /**
+   * For a session signed in with ADMIN_TOKEN: a fingerprint of that token (admin/credentials.ts),
+   * so a session never outlives a rotated token. Null (or absent) for a stored key's session.
+   */
+  tokenFingerprint?: string | null;
   name: string;
   role: Role;
   /** The anti-forgery token the console sends back in `X-Callbridge-CSRF`. */
@@ -30,6 +35,8 @@ export interface SessionRecord {
 
 export interface AuditEntryInput {
   atMs: number;
+  /** The key's id; null for ADMIN_TOKEN and the local CLI, which are no stored key (names reserved). */
+  keyId?: string | null;
   keyName: string;
   role: Role;
   /** `call.hangup`, `campaign.start`, … (docs/console.md lists them). */
@@ -63,6 +70,8 @@ export interface AccessStore {
   /** The session, or null when unknown or expired (by the store's clock). */
   getSession(id: string): Promise<SessionRecord | null>;
   deleteSession(id: string): Promise<void>;
+  /** Ends every session (`DELETE /v1/sessions`). */
+  deleteAllSessions(): Promise<void>;
 
   appendAudit(entry: AuditEntryInput): Promise<AuditEntry>;
   /**

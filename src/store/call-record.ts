@@ -12,6 +12,13 @@ export interface TurnRecord {
   sentMs?: number;
   heardMs?: number;
   atMs: number;
+  /**
+   * `consent`: the recording consent prompt the bridge played before the agent spoke (an assistant
+   * turn of its own, so every reply's heard length is its own).
+   */
+  kind?: 'consent';
+  /** Caller turns: when the caller started saying it (the agent's UserStartedSpeaking), since the call started. */
+  spokeFromMs?: number;
 }
 
 export interface FunctionCallRecord {

@@ -77,3 +77,59 @@ describe('/console', () => {
     }
   });
 });
+
+describe('CSP violation reports', () => {
+  const metric = async (server: TestServer, directive: string) => {
+    const text = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    const line = text
+      .split('\n')
+      .find(
+        (l) => l.startsWith('callbridge_csp_violations_total{') && l.includes(`directive="${directive}"`),
+      );
+    return line === undefined ? null : Number(line.split(' ').pop());
+  };
+
+  it("names the server's own report route in every policy, and counts what browsers report there", async () => {
+    // Issue 30: the console's CSP reported its violations nowhere.
+    const server = await start(built());
+    for (const path of ['/console', '/console/assets/app-1a2b.js']) {
+      const res = await fetch(`${server.baseUrl}${path}`);
+      expect(res.headers.get('content-security-policy')).toMatch(/; report-uri \/console\/csp-reports$/);
+    }
+    expect(await metric(server, 'script-src-elem')).toBe(0);
+    // The report-uri format, then the Reporting API's, as Chromium sends them.
+    const legacy = await fetch(`${server.baseUrl}/console/csp-reports`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/csp-report' },
+      body: JSON.stringify({
+        'csp-report': {
+          'document-uri': `${server.baseUrl}/console`,
+          'effective-directive': 'script-src-elem',
+          'blocked-uri': 'https://evil.example/x.js?session=secret',
+        },
+      }),
+    });
+    expect(legacy.status).toBe(204);
+    const reporting = await fetch(`${server.baseUrl}/console/csp-reports`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/reports+json' },
+      body: JSON.stringify([
+        { type: 'csp-violation', body: { effectiveDirective: 'style-src-attr', blockedURL: 'inline' } },
+        { type: 'csp-violation', body: { effectiveDirective: 'made-up-directive' } },
+        { type: 'deprecation', body: { id: 'x' } },
+      ]),
+    });
+    expect(reporting.status).toBe(204);
+    expect(await metric(server, 'script-src-elem')).toBe(1);
+    expect(await metric(server, 'style-src-attr')).toBe(1);
+    expect(await metric(server, 'other')).toBe(1);
+    // Junk is answered and counts nothing.
+    const junk = await fetch(`${server.baseUrl}/console/csp-reports`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/csp-report' },
+      body: '{not json',
+    });
+    expect(junk.status).toBe(204);
+    expect(await metric(server, 'other')).toBe(1);
+  });
+});

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keysCommand } from '../../src/admin/keys-command.js';
+import { loadConfig } from '../../src/carriers/load-config.js';
+import { openStore } from '../../src/store/index.js';
 import type { TestServer } from '../helpers/server.js';
 import { ADMIN_TOKEN, call, startAccessServer } from './access-helpers.js';
 
@@ -77,5 +79,35 @@ describe('callbridge keys', () => {
     expect(keys.err()).toMatch(/no key "nope"/);
     expect(await keys.run('rotate')).toBe(2);
     expect(await keys.run('create', '--bogus')).toBe(2);
+  });
+
+  it('refuses a reserved, taken or unprintable name, and lists a stored one as one plain line', async () => {
+    // Issue 30: a name with a newline and U+202E made `keys list` print a fake admin line.
+    const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-keys-'));
+    dirs.push(dataDir);
+    const keys = cli(dataDir);
+    for (const name of ['cli', 'Admin-Token', 'a\u202eb', 'two\nlines']) {
+      expect(await keys.run('create', '--name', name, '--role', 'viewer'), name).toBe(1);
+      expect(keys.err()).toMatch(/reserved|printable/);
+    }
+    expect(await keys.run('create', '--name', 'night', '--role', 'viewer')).toBe(0);
+    expect(await keys.run('create', '--name', 'NIGHT', '--role', 'admin')).toBe(1);
+    expect(keys.err()).toMatch(/already exists/);
+    // A name written to the store by other means (or before these rules) is shown escaped.
+    const store = await openStore(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }));
+    await store.saveApiKey({
+      id: '0123456789abcdef',
+      name: 'x\n0000000000000000  admin     2030-01-01T00:00:00.000Z  \u202eadmin-token',
+      role: 'viewer',
+      secretHash: 'a'.repeat(64),
+      createdAtMs: 1,
+    });
+    await store.close();
+    expect(await keys.run('list')).toBe(0);
+    const lines = keys.out().trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toBe(
+      '0123456789abcdef  viewer    1970-01-01T00:00:00.001Z  x\\u{a}0000000000000000  admin     2030-01-01T00:00:00.000Z  \\u{202e}admin-token',
+    );
   });
 });

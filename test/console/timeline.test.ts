@@ -100,6 +100,26 @@ describe('timelineOf', () => {
 });
 
 describe('turnMarkers', () => {
+  it("shades a caller's turn on the caller's channel from when they began speaking", () => {
+    // Issue 30: the console marked a caller's turn as a point; each turn is shaded on its channel.
+    const turns = [
+      {
+        role: 'assistant' as const,
+        kind: 'consent' as const,
+        content: 'Recorded.',
+        interrupted: false,
+        atMs: 0,
+        sentMs: 800,
+        heardMs: 800,
+      },
+      { role: 'user' as const, content: 'Hi', interrupted: false, atMs: 3_000, spokeFromMs: 2_200 },
+    ];
+    expect(turnMarkers(record({ turns }))).toEqual([
+      { startS: 0, endS: 0.8, role: 'agent', text: 'Recorded.' },
+      { startS: 2.2, endS: 3, role: 'caller', text: 'Hi' },
+    ]);
+  });
+
   it('spans a reply over what the caller heard of it and marks a caller turn where it came', () => {
     expect(turnMarkers(record()).slice(0, 3)).toEqual([
       { startS: 0.5, endS: 2.5, role: 'agent', text: 'Hello, how can I help?' },

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { decodeMulaw } from '../../src/audio/codec.js';
 import type { MediaFormat } from '../../src/audio/format.js';
+import { RECORDED_CONSENT_TEXT } from '../../src/call/session/consent.js';
 import { CallEventHub } from '../../src/call/watch/events.js';
 import { type CallInfo, CallSession } from '../../src/call/session/session.js';
 import type { RecordingSettings } from '../../src/config/recording.js';
@@ -187,5 +188,45 @@ it('does not record a call whose consent prompt cannot be played', async () => {
   expect(dialer.dials).toHaveLength(1); // the call goes on with its agent
   session.end('caller_hangup');
   expect((await recordings.completeCall(CALL_SID))?.state).toBe('failed');
+  expect(await recordings.store.size(CALL_SID)).toBeNull();
+});
+
+it('gives the consent prompt a turn of its own, so every reply is measured as itself', async () => {
+  // Issue 30: each reply's heardMs was the one before it (the consent prompt shifted them by one).
+  startCall({ enabled: true, consent: { audioUrl: CONSENT_URL }, retentionDays: 30 });
+  await talk(600);
+  const agent = dialer.last();
+  agent.ready();
+  await talk(200);
+  agent.say({ type: 'AgentStartedSpeaking' });
+  agent.say({ type: 'ConversationText', role: 'assistant', content: 'Hello, how can I help?' });
+  agent.speak(REPLY);
+  agent.say({ type: 'AgentAudioDone' });
+  await talk(2000);
+  await finishCall();
+  const turns = records[0]!.turns;
+  expect(turns.map((t) => [t.role, t.kind ?? null, t.content])).toEqual([
+    ['assistant', 'consent', RECORDED_CONSENT_TEXT],
+    ['assistant', null, 'Hello, how can I help?'],
+  ]);
+  expect(turns[0]!.heardMs).toBe(500);
+  expect(turns[1]!.sentMs).toBe(1500);
+  expect(turns[1]!.heardMs).toBe(1500);
+});
+
+it('stops a recording deleted while its call runs: nothing more written, its state deleted', async () => {
+  // Issue 30: a recording deleted mid-call went on being written and ended `ready`.
+  startCall({ enabled: true, consent: null, retentionDays: 30 });
+  await vi.advanceTimersByTimeAsync(0);
+  dialer.last().ready();
+  await talk(3000);
+  expect(recordings.control(CALL_SID, 'discard')).toBe('done');
+  expect(recordings.control(CALL_SID, 'discard')).toBe('not_recorded');
+  await talk(3000);
+  session.end('caller_hangup');
+  const summary = await recordings.completeCall(CALL_SID);
+  expect(summary?.state).toBe('deleted');
+  // Written every 2 s, 500 ms behind: what was written before the deletion, and nothing since.
+  expect(summary?.durationMs).toBe(1_500);
   expect(await recordings.store.size(CALL_SID)).toBeNull();
 });

@@ -74,6 +74,40 @@ export function accessStoreContract(name: string, harness: () => Promise<StoreHa
       expect((await store.getSession('s3'))?.csrf).toBe('csrf-s3');
     });
 
+    it("keeps an ADMIN_TOKEN session's token fingerprint, and ends every session at once", async () => {
+      // A session made with ADMIN_TOKEN is bound to that token; DELETE /v1/sessions ends them all.
+      await store.saveApiKey(apiKey('k1', 1_000));
+      await store.saveSession({
+        ...session('t1', null, Date.now() + 60_000),
+        tokenFingerprint: 'f'.repeat(64),
+      });
+      await store.saveSession(session('s1', 'k1', Date.now() + 60_000));
+      expect((await store.getSession('t1'))?.tokenFingerprint).toBe('f'.repeat(64));
+      await store.deleteAllSessions();
+      expect(await store.getSession('t1')).toBeNull();
+      expect(await store.getSession('s1')).toBeNull();
+      await store.deleteAllSessions();
+      await store.saveSession(session('s2', 'k1', Date.now() + 60_000));
+      expect(await store.getSession('s2')).not.toBeNull();
+    });
+
+    it("names the key of an audit entry by id, null for ADMIN_TOKEN's", async () => {
+      await store.appendAudit({
+        atMs: 1,
+        keyId: 'k1',
+        keyName: 'ops',
+        role: 'operator',
+        action: 'a',
+        target: 't',
+      });
+      await store.appendAudit({ atMs: 2, keyName: 'admin-token', role: 'admin', action: 'b', target: 't' });
+      const { entries } = await store.listAudit({ limit: 5 });
+      expect(entries.map((e) => [e.keyId, e.keyName])).toEqual([
+        [null, 'admin-token'],
+        ['k1', 'ops'],
+      ]);
+    });
+
     it('appends audit entries and pages them newest first without repeats', async () => {
       for (let n = 1; n <= 5; n++) {
         await store.appendAudit({

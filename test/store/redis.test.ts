@@ -217,6 +217,7 @@ describe.skipIf(!available)('redis', () => {
           'api-keys',
           'session',
           'key-sessions',
+          'sessions',
           'audit',
           '{analysis}',
         ].sort(),

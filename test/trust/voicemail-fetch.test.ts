@@ -119,6 +119,30 @@ describe('the voicemail audioUrl through the fetch policy', () => {
     expect(trapConnections).toBe(0);
   });
 
+  it('refuses a recording consent audioUrl at a private address at once, as a call and as a campaign', async () => {
+    // Issue 30: the consent's audioUrl was accepted at request time and refused only when fetched.
+    for (const audioUrl of [`http://127.0.0.1:${trapPort}/consent.wav`, 'http://169.254.169.254/x.wav']) {
+      const recording = { enabled: true, consent: { audioUrl }, retentionDays: 1 };
+      for (const answer of [
+        await post('/calls', { to: '+12125550150', recording }),
+        await post('/campaigns', { name: 'consent', recording }),
+      ]) {
+        expect(answer.status, audioUrl).toBe(400);
+        const { error } = (await answer.json()) as { error: { message: string } };
+        expect(error.message).toMatch(
+          /^recording\.consent\.audioUrl: refused by the fetch policy: \S+ is not a public address/,
+        );
+      }
+    }
+    // An allowed host is accepted at request time.
+    const allowed = await post('/campaigns', {
+      name: 'consent allowed',
+      recording: { enabled: true, consent: { audioUrl: `${filesUrl}/message.wav` }, retentionDays: 1 },
+    });
+    expect(allowed.status).toBe(201);
+    expect(trapConnections).toBe(0);
+  });
+
   it('refuses, when fetching, a name for loopback and a redirect to it: no connection, the rule in the record', async () => {
     const urls = [`http://localhost:${trapPort}/`, `${filesUrl}/redirect-to-loopback.wav`];
     const records = await Promise.all(urls.map((url, i) => voicemailCall(`+1212555015${i}`, url)));

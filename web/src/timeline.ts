@@ -88,13 +88,19 @@ export function turnMarkers(
   const turns = record.turns ?? [];
   return turns.map((turn, index) => {
     const next = turns[index + 1];
+    if (turn.role === 'user') {
+      // The caller's turn spans from when they began speaking to its transcript, on their channel;
+      // without the start (older records) it is a mark where it was heard.
+      const fromMs = Math.min(turn.spokeFromMs ?? turn.atMs, turn.atMs);
+      return { startS: fromMs / 1000, endS: turn.atMs / 1000, role: 'caller', text: turn.content };
+    }
     const spoken = turn.heardMs ?? turn.sentMs;
-    // A reply's heard length makes it a span; a caller's turn is a mark where it was heard.
+    // A reply's (or the consent prompt's) heard length makes it a span on the heard channel.
     const endMs = spoken !== undefined ? Math.min(turn.atMs + spoken, next?.atMs ?? Infinity) : turn.atMs;
     return {
       startS: turn.atMs / 1000,
       endS: Math.max(turn.atMs, endMs) / 1000,
-      role: turn.role === 'user' ? 'caller' : 'agent',
+      role: 'agent',
       text: turn.content,
     };
   });

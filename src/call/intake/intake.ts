@@ -34,6 +34,8 @@ import type { PendingStreams } from './pending-streams.js';
 import type { CallRegistry } from '../watch/registry.js';
 import { issueStreamToken } from './stream-token.js';
 import { allowanceOf, type RequestAllowance, trustOf } from './trust.js';
+import { ConflictError } from '../../errors.js';
+import { PreparedAnswers } from './prepared-answers.js';
 
 export interface IntakeDeps {
   config: Config;
@@ -53,6 +55,11 @@ export interface IntakeDeps {
   onOutboundCallIdentified?(attemptId: string, carrier: string, callSid: string): void;
   /** Calls prepared here whose stream has not arrived: a drain waits for them. */
   pending?: PendingStreams;
+  /**
+   * Claims a key once in the shared store (store.claimOnce): a verified announcement of a call is
+   * acted on once, on every instance and after a restart. Without it, once per process.
+   */
+  claimOnce?(key: string, validForMs: number): Promise<boolean>;
   /** Whether the shared store answers; while it does not, new calls are declined (default: it does). */
   storeReachable?(): boolean;
   /**
@@ -120,10 +127,27 @@ function prewarm(
   );
 }
 
+/** How long a call's first verified announcement is remembered in the shared store. */
+export const PREPARED_CLAIM_MS = 24 * 60 * 60_000;
+
 export function createCallIntake(deps: IntakeDeps): CallIntake {
   const { config, metrics } = deps;
 
-  return {
+  const answers = new PreparedAnswers(config.streamTokenTtlMs);
+
+  const intake: CallIntake = {
+    async prepareOnce(call: CallAnnouncement): Promise<PreparedCall> {
+      if (!call.verified) return intake.prepare(call);
+      return answers.once(call.carrier, call.callSid, async () => {
+        const key = `call-prepared:${call.carrier}:${call.callSid}`;
+        if (deps.claimOnce && !(await deps.claimOnce(key, PREPARED_CLAIM_MS))) {
+          metrics.carrierRequestsRejected.inc({ carrier: call.carrier, reason: 'replayed' });
+          throw new ConflictError('this call was already answered: a repeated request gains nothing new');
+        }
+        return intake.prepare(call);
+      });
+    },
+
     admit(carrier: string): Admission {
       let admission = admitNewCall(deps);
       // Draining, with a ready peer and the call's state in the shared store: the call is prepared
@@ -253,4 +277,5 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
       deps.verdicts.deliver(carrier, callSid, report);
     },
   };
+  return intake;
 }

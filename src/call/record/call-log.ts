@@ -45,6 +45,8 @@ export class CallLog {
   readonly #turns: TurnRecord[] = [];
   /** Index in `turns` of each assistant reply, in the order the downlink numbers replies. */
   readonly #replyTurns: number[] = [];
+  /** When the caller began the turn the agent has not transcribed yet; null between turns. */
+  #userSpeakingFromMs: number | null = null;
   readonly #functionCalls: FunctionCallRecord[] = [];
   #bargeIns = 0;
   #firstAudioMs: number | null = null;
@@ -69,9 +71,28 @@ export class CallLog {
     return this.#firstAudioMs;
   }
 
-  turn(role: 'user' | 'assistant', content: string): void {
+  /**
+   * A turn of the transcript. Assistant turns pair, in order, with the downlink's replies (what was
+   * sent and heard of each): audio the bridge plays as a reply of its own (the consent prompt) is
+   * logged as a turn too, with its `kind`, so the pairs never shift.
+   */
+  turn(role: 'user' | 'assistant', content: string, kind?: 'consent'): void {
     if (role === 'assistant') this.#replyTurns.push(this.#turns.length);
-    this.#turns.push({ role, content, interrupted: false, atMs: this.elapsedMs() });
+    const spokeFromMs = role === 'user' ? this.#userSpeakingFromMs : null;
+    if (role === 'user') this.#userSpeakingFromMs = null;
+    this.#turns.push({
+      role,
+      content,
+      interrupted: false,
+      atMs: this.elapsedMs(),
+      ...(kind ? { kind } : {}),
+      ...(spokeFromMs !== null ? { spokeFromMs } : {}),
+    });
+  }
+
+  /** The caller started speaking (the agent heard it): the next caller turn spans from here. */
+  userSpeaking(): void {
+    this.#userSpeakingFromMs ??= this.elapsedMs();
   }
 
   /**

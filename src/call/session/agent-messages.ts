@@ -39,6 +39,7 @@ export class AgentMessages {
     if (updater.onMessage(message)) return;
     switch (message.type) {
       case 'UserStartedSpeaking':
+        this.parts.log.userSpeaking();
         this.#bargeIn();
         break;
       case 'AgentStartedSpeaking': {

@@ -18,7 +18,12 @@ export interface ConsentDeps {
   prompts?: PromptPlayer;
   voicemailRecordings?: VoicemailRecordingSource;
   logger: Logger;
+  /** The prompt starts playing (its audio was found): the call's transcript gets it as a turn. */
+  onPlay?(text: string): void;
 }
+
+/** What the transcript says of a consent prompt played from a recording (its words are not known). */
+export const RECORDED_CONSENT_TEXT = '(the recording consent prompt, from its audio file)';
 
 /** The prompt as audio in the stream's format, or why there is none. */
 export async function consentAudio(
@@ -48,6 +53,7 @@ export async function playConsent(
     deps.logger.warn({ problem: found.problem }, 'the recording consent prompt cannot be played');
     return false;
   }
+  deps.onPlay?.('text' in consent ? consent.text : RECORDED_CONSENT_TEXT);
   deps.downlink.play(found.audio);
   await deps.downlink.untilHeard(deps.downlink.pendingMs() + CONSENT_SLACK_MS);
   return true;

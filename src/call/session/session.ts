@@ -268,6 +268,7 @@ export class CallSession {
         ...(this.#deps.prompts ? { prompts: this.#deps.prompts } : {}),
         ...(this.#deps.voicemailRecordings ? { voicemailRecordings: this.#deps.voicemailRecordings } : {}),
         logger: this.logger,
+        onPlay: (text) => this.#log.turn('assistant', text, 'consent'),
       });
       // No consent heard, no recording.
       if (!played) this.#deps.recording!.abandon('the consent prompt could not be played');

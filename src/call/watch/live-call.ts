@@ -43,8 +43,11 @@ export interface LiveCalls {
   list(): Promise<LiveCall[]>;
   hangup(callSid: string): Promise<ControlOutcome>;
   transfer(callSid: string, target: string): Promise<ControlOutcome>;
-  /** Pauses or resumes the call's recording (refused when the call is not recorded). */
+  /**
+   * Pauses or resumes the call's recording, or discards it (its recording was deleted while it
+   * runs: nothing more is written); refused when the call is not recorded.
+   */
   recording(callSid: string, action: RecordingAction): Promise<ControlOutcome>;
 }
 
-export type RecordingAction = 'pause' | 'resume';
+export type RecordingAction = 'pause' | 'resume' | 'discard';

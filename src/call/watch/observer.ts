@@ -66,6 +66,11 @@ const HEARTBEAT_MS = 15_000;
 
 export function observerRoutes(deps: ObserverRoutesDeps) {
   const now = deps.now ?? Date.now;
+  /** Whether the call is known (live or ended) under a carrier other than `carrier`. */
+  const foreign = async (callSid: string, carrier: string, mine: CallStanding): Promise<boolean> => {
+    if (mine !== 'unknown') return false;
+    return (await deps.standing(callSid, null)) !== 'unknown';
+  };
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.get<{ Params: { callSid: string } }>('/calls/:callSid/events', async (req, reply) => {
       const { callSid } = req.params;
@@ -74,6 +79,11 @@ export function observerRoutes(deps: ObserverRoutesDeps) {
       const grant = bearer !== null && !admin ? readObserverToken(deps.secret, bearer, callSid) : null;
       if (!admin && grant === null) throw new UnauthorizedError('a bearer token for this call is required');
       const standing = await deps.standing(callSid, grant?.carrier ?? null);
+      // A token is bound to its carrier's call: a call of that id carried by another carrier (one a
+      // verified request of this carrier named) is not its call.
+      if (grant !== null && (await foreign(callSid, grant.carrier, standing))) {
+        throw new UnauthorizedError('this token is not for this call');
+      }
       if (standing === 'ended') {
         if (admin) throw new NotFoundError('this call has ended: its record is at /v1/calls/:callSid');
         throw new UnauthorizedError('this token expired with its call');
@@ -90,7 +100,23 @@ export function observerRoutes(deps: ObserverRoutesDeps) {
       const held: CallEvent[] = [];
       let open = false;
       let heard = standing === 'live';
+      // A feed opened before its call was known confirms, at the call's first event, that the call
+      // is its carrier's; one that turns out to be another carrier's ends without a word of it.
+      let confirmed: Promise<boolean> | null =
+        grant === null || standing === 'live' ? Promise.resolve(true) : null;
       const write = (event: CallEvent) => {
+        if (confirmed === null) {
+          const carrier = grant!.carrier;
+          confirmed = deps.standing(callSid, carrier).then(
+            async (mine) => !(await foreign(callSid, carrier, mine)),
+            () => false,
+          );
+          void confirmed.then((ok) => (ok ? undefined : res.end()));
+        }
+        void confirmed.then((ok) => (ok ? deliver(event) : undefined));
+      };
+      const deliver = (event: CallEvent) => {
+        if (res.writableEnded) return;
         heard = true;
         if (!open) {
           held.push(event);
@@ -130,7 +156,7 @@ export function observerRoutes(deps: ObserverRoutesDeps) {
       });
       res.write(': observing\n\n');
       open = true;
-      for (const event of held.splice(0)) write(event);
+      for (const event of held.splice(0)) deliver(event);
     });
   };
 }

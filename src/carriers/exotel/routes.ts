@@ -197,7 +197,7 @@ export function exotelRoutes(opts: ExotelRoutesOptions): FastifyPluginAsync {
     // (unverified: section 9); the record names them as for any outbound call.
     const caller = exotelE164(firstText(query, ['CallFrom', 'From'], MAX_NUMBER_CHARS));
     const called = exotelE164(firstText(query, ['CallTo', 'To'], MAX_NUMBER_CHARS));
-    const prepared = intake.prepare({
+    const prepared = await intake.prepareOnce({
       carrier: CARRIER,
       callSid,
       from: outbound ? called : caller,

@@ -212,7 +212,7 @@ export function plivoRoutes(deps: PlivoRoutesDeps): FastifyPluginAsync {
       verified,
     };
     if (opened !== null) announcement.context = opened;
-    const prepared = intake.prepare(announcement);
+    const prepared = await intake.prepareOnce(announcement);
     log.info({ callSid, profile: prepared.profile }, 'plivo answer URL answered with a media stream');
     if (prepared.observerToken !== null) reply.header(OBSERVER_HEADER, prepared.observerToken);
     return reply.send(

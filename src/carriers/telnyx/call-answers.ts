@@ -42,14 +42,16 @@ export function telnyxMediaFormat(codec: TelnyxStreamCodec): MediaFormat {
  * Telnyx retries a webhook that failed, so a failure forgets it: the retry must be answered, not
  * taken for a repeat.
  */
-function prepareCall(
+async function prepareCall(
   calls: TelnyxCalls,
   call: TelnyxCallFields,
   seen: RecentIds,
   context?: ResolvedContext,
-): PreparedCall {
+): Promise<PreparedCall> {
   try {
-    return calls.intake.prepare({
+    // Once per call across the fleet and restarts (a replay within the signature's tolerance
+    // gains nothing); `seen` spares this instance the store for the repeats it has seen.
+    return await calls.intake.prepareOnce({
       carrier: 'telnyx',
       callSid: call.callSid,
       from: call.from,
@@ -67,7 +69,10 @@ function prepareCall(
 }
 
 /** Returns the call prepared for an inbound call's stream, if one was. */
-export function onInitiated(calls: TelnyxCalls, webhook: TelnyxWebhook): PreparedCall | undefined {
+export async function onInitiated(
+  calls: TelnyxCalls,
+  webhook: TelnyxWebhook,
+): Promise<PreparedCall | undefined> {
   const { intake, log, codec } = calls;
   const call = readCallFields(webhook);
   const { callSid } = call;
@@ -94,7 +99,7 @@ export function onInitiated(calls: TelnyxCalls, webhook: TelnyxWebhook): Prepare
     log.error({ callSid }, 'TELNYX_API_KEY is not set: the call cannot be answered');
     return;
   }
-  const prepared = prepareCall(calls, call, calls.initiated);
+  const prepared = await prepareCall(calls, call, calls.initiated);
   log.info({ callSid, profile: prepared.profile }, 'telnyx call initiated: answering with a media stream');
   calls.api.after('answer call', callSid, (api) =>
     api.answer(callSid, {
@@ -140,11 +145,11 @@ export async function outboundOf(
 }
 
 /** Our outbound call was answered: prepared as an inbound call is, then its stream started. */
-export function onOutboundAnswered(
+export async function onOutboundAnswered(
   calls: TelnyxCalls,
   call: TelnyxCallFields,
   outbound: ResolvedContext,
-): PreparedCall | undefined {
+): Promise<PreparedCall | undefined> {
   const { callSid } = call;
   const { log, codec } = calls;
   if (calls.answered.seen(callSid)) {
@@ -159,7 +164,7 @@ export function onOutboundAnswered(
     log.error({ callSid }, 'TELNYX_API_KEY is not set: the call cannot be bridged');
     return;
   }
-  const prepared = prepareCall(calls, call, calls.answered, outbound);
+  const prepared = await prepareCall(calls, call, calls.answered, outbound);
   log.info(
     { callSid, profile: prepared.profile },
     'telnyx outbound call answered: starting its media stream',

@@ -149,7 +149,7 @@ export function twilioRoutes(
       const direction =
         outbound || single(params, 'Direction').startsWith('outbound') ? 'outbound' : 'inbound';
       // Twilio's bidirectional streams carry μ-law 8 kHz only.
-      const prepared = intake.prepare({
+      const prepared = await intake.prepareOnce({
         carrier: 'twilio',
         callSid,
         from: single(params, 'From'),

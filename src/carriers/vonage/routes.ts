@@ -144,7 +144,7 @@ async function answer(
     intake.refused(CARRIER, 'bad_context');
     throw new BadRequestError('the call context in this URL is not valid');
   }
-  const prepared = intake.prepare({
+  const prepared = await intake.prepareOnce({
     carrier: CARRIER,
     callSid,
     from: e164(text(params, 'from', MAX_NUMBER_CHARS)),

@@ -26,13 +26,15 @@ function parseJson<T>(text: string | null): T | null {
 function entryOf(id: string, fields: string[]): AuditEntry | null {
   // One field, `entry`, holding the entry's JSON.
   const entry = parseJson<Omit<AuditEntry, 'id'>>(fields[1] ?? null);
-  return entry ? { ...entry, id } : null;
+  return entry ? { ...entry, keyId: entry.keyId ?? null, id } : null;
 }
 
 export function redisAccess(client: Redis, prefix: string, now: Clock): AccessStore {
   const keys = `${prefix}api-keys`;
   const session = (id: string) => `${prefix}session:${id}`;
   const keySessions = (keyId: string) => `${prefix}key-sessions:${keyId}`;
+  /** Every session's id, so all can be ended at once; names past their session point at nothing. */
+  const allSessions = `${prefix}sessions`;
   const audit = `${prefix}audit`;
 
   return {
@@ -59,6 +61,8 @@ export function redisAccess(client: Redis, prefix: string, now: Clock): AccessSt
       const ttlMs = s.expiresAtMs - now();
       if (ttlMs <= 0) return;
       await client.set(session(s.id), JSON.stringify(s), 'PX', ttlMs);
+      await client.sadd(allSessions, s.id);
+      if ((await client.pttl(allSessions)) < ttlMs) await client.pexpire(allSessions, ttlMs);
       if (s.keyId !== null) {
         await client.sadd(keySessions(s.keyId), s.id);
         // The index outlives the newest session it names; older names in it point at nothing.
@@ -72,6 +76,13 @@ export function redisAccess(client: Redis, prefix: string, now: Clock): AccessSt
     },
     async deleteSession(id) {
       await client.del(session(id));
+      await client.srem(allSessions, id);
+    },
+    async deleteAllSessions() {
+      const ids = await client.smembers(allSessions);
+      if (ids.length === 0) return;
+      // One key per DEL: sessions hash to their own cluster slots.
+      await Promise.all([...ids.map((id) => client.del(session(id))), client.srem(allSessions, ...ids)]);
     },
     async appendAudit(entry) {
       const id = await client.xadd(
@@ -81,9 +92,9 @@ export function redisAccess(client: Redis, prefix: string, now: Clock): AccessSt
         String(AUDIT_MAX_ENTRIES),
         '*',
         'entry',
-        JSON.stringify(entry),
+        JSON.stringify({ ...entry, keyId: entry.keyId ?? null }),
       );
-      return { ...entry, id: id! };
+      return { ...entry, keyId: entry.keyId ?? null, id: id! };
     },
     async listAudit(query) {
       if (query.cursor !== undefined && !STREAM_ID.test(query.cursor)) {

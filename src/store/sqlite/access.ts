@@ -42,6 +42,11 @@ export const accessMigrations: readonly Migration[] = [
             detail TEXT
           );`,
   },
+  {
+    id: 'access-2',
+    sql: `ALTER TABLE sessions ADD COLUMN token_fingerprint TEXT;
+          ALTER TABLE audit_log ADD COLUMN key_id TEXT;`,
+  },
 ];
 
 interface KeyRow {
@@ -59,11 +64,13 @@ interface SessionRow {
   role: string;
   csrf: string;
   expires_at: number;
+  token_fingerprint: string | null;
 }
 
 interface AuditRow {
   id: number;
   at: number;
+  key_id: string | null;
   key_name: string;
   role: string;
   action: string;
@@ -83,6 +90,7 @@ function entryOf(row: AuditRow): AuditEntry {
   return {
     id: String(row.id),
     atMs: row.at,
+    keyId: row.key_id,
     keyName: row.key_name,
     role: row.role as Role,
     action: row.action,
@@ -106,15 +114,17 @@ export function sqliteAccess(db: Database, now: Clock): AccessStore & { prune():
   const removeKey = db.prepare('DELETE FROM api_keys WHERE id = ?');
   const removeKeySessions = db.prepare('DELETE FROM sessions WHERE key_id = ?');
   const insertSession = db.prepare(
-    `INSERT OR REPLACE INTO sessions (id, key_id, name, role, csrf, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    `INSERT OR REPLACE INTO sessions (id, key_id, name, role, csrf, expires_at, token_fingerprint)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
   const sessionById = db.prepare<[string, number], SessionRow>(
     'SELECT * FROM sessions WHERE id = ? AND expires_at > ?',
   );
   const removeSession = db.prepare('DELETE FROM sessions WHERE id = ?');
+  const removeAllSessions = db.prepare('DELETE FROM sessions');
   const pruneSessions = db.prepare('DELETE FROM sessions WHERE expires_at <= ?');
   const insertAudit = db.prepare(
-    `INSERT INTO audit_log (at, key_name, role, action, target, detail) VALUES (?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO audit_log (at, key_id, key_name, role, action, target, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
   const auditPage = db.prepare<[number, number], AuditRow>(
     'SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?',
@@ -140,7 +150,7 @@ export function sqliteAccess(db: Database, now: Clock): AccessStore & { prune():
       return deleteKeyTx(id);
     },
     async saveSession(s: SessionRecord) {
-      insertSession.run(s.id, s.keyId, s.name, s.role, s.csrf, s.expiresAtMs);
+      insertSession.run(s.id, s.keyId, s.name, s.role, s.csrf, s.expiresAtMs, s.tokenFingerprint ?? null);
     },
     async getSession(id) {
       const row = sessionById.get(id, now());
@@ -152,22 +162,27 @@ export function sqliteAccess(db: Database, now: Clock): AccessStore & { prune():
         role: row.role as Role,
         csrf: row.csrf,
         expiresAtMs: row.expires_at,
+        ...(row.token_fingerprint === null ? {} : { tokenFingerprint: row.token_fingerprint }),
       };
     },
     async deleteSession(id) {
       removeSession.run(id);
     },
+    async deleteAllSessions() {
+      removeAllSessions.run();
+    },
     async appendAudit(entry: AuditEntryInput) {
       const detail = entry.detail === undefined ? null : JSON.stringify(entry.detail);
       const { lastInsertRowid } = insertAudit.run(
         entry.atMs,
+        entry.keyId ?? null,
         entry.keyName,
         entry.role,
         entry.action,
         entry.target,
         detail,
       );
-      return { ...entry, id: String(lastInsertRowid) };
+      return { ...entry, keyId: entry.keyId ?? null, id: String(lastInsertRowid) };
     },
     async listAudit(query) {
       const rows = auditPage.all(auditCursor(query.cursor), query.limit + 1);

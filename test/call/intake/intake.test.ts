@@ -306,23 +306,37 @@ describe('media formats', () => {
 });
 
 describe('pre-warmed agents', () => {
-  it('counts a pre-warmed agent replaced by a repeated webhook, and closes it', async () => {
-    // A retried webhook once closed the first pre-warmed session without counting it anywhere.
-    // Only a verified webhook pre-warms (src/call/intake/trust.ts): these are signed.
+  it('counts a pre-warmed agent replaced by a second preparation of its call, and closes it', async () => {
+    // A second preparation once closed the first pre-warmed session without counting it anywhere.
+    // The fake carrier prepares every announcement (a carrier's webhook prepares once: below).
+    await setUp({ AGENT_PREWARM: 'true' });
+    const callId = `fake-${randomBytes(6).toString('hex')}`;
+    await announceFake(callId);
+    const first = await agent!.nextConnection();
+    await announceFake(callId);
+    await agent!.nextConnection();
+    expect(await metric('callbridge_prewarm_sessions_total', 'outcome="replaced"')).toBe(1);
+    await first.closed;
+  });
+
+  it('answers a replayed signed voice webhook as the first, with no second agent or token', async () => {
+    // Issue 30: each replay of a signed webhook returned a fresh stream URL, observer token and agent.
     const authToken = 'twilio-auth-token-of-the-intake-test';
     await setUp({
       AGENT_PREWARM: 'true',
       TWILIO_ACCOUNT_SID: `AC${'1'.repeat(32)}`,
       TWILIO_AUTH_TOKEN: authToken,
     });
-    const callSid = newCallSid();
-    const params = { CallSid: callSid, From: '+1500', To: '+1501' };
-    await voiceWebhook(server!.baseUrl, params, { authToken });
-    const first = await agent!.nextConnection();
-    await voiceWebhook(server!.baseUrl, params, { authToken });
+    const params = { CallSid: newCallSid(), From: '+1500', To: '+1501' };
+    const first = await voiceWebhook(server!.baseUrl, params, { authToken });
     await agent!.nextConnection();
-    expect(await metric('callbridge_prewarm_sessions_total', 'outcome="replaced"')).toBe(1);
-    await first.closed;
+    const again = await voiceWebhook(server!.baseUrl, params, { authToken });
+    expect(again.status).toBe(200);
+    expect(again.body).toBe(first.body);
+    expect(again.observer).toBe(first.observer);
+    // A second pre-warm would have replaced the first in the pool as the answer was made.
+    expect(await metric('callbridge_prewarm_sessions_total', 'outcome="replaced"')).toBe(0);
+    expect(server!.app.callbridge.prewarm.size).toBe(1);
   });
 
   it('hands the pre-warmed agent over only for the format it was dialed for', async () => {

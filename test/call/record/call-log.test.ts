@@ -35,6 +35,25 @@ afterEach(() => {
 });
 
 describe('CallLog', () => {
+  it('keeps when the caller began each turn, and pairs the consent prompt with its own reply', () => {
+    // Issue 30: replies' heard lengths shifted by one behind the consent prompt.
+    const log = new CallLog(INFO, realClock);
+    log.turn('assistant', 'This call is recorded.', 'consent');
+    vi.advanceTimersByTime(1_000);
+    log.userSpeaking();
+    vi.advanceTimersByTime(500);
+    log.userSpeaking();
+    vi.advanceTimersByTime(700);
+    log.turn('user', 'Hi there');
+    log.turn('assistant', 'Hello!');
+    const record = log.record('caller_hangup', [heard({ heardMs: 800 }), heard({ heardMs: 300 })], false);
+    expect(record.turns.map((t) => [t.role, t.kind, t.spokeFromMs, t.heardMs])).toEqual([
+      ['assistant', 'consent', undefined, 800],
+      ['user', undefined, 1_000, undefined],
+      ['assistant', undefined, undefined, 300],
+    ]);
+  });
+
   it('cuts an interrupted reply to what was heard, in the turns and in the history', () => {
     const log = new CallLog(INFO, realClock);
     log.turn('assistant', 'Hello, how can I help you today?');

@@ -129,6 +129,55 @@ describe('call event feed', () => {
     expect(readObserverToken(secret, `${token}.x`, 'CA1')).toBeNull();
   });
 
+  it("refuses a token another carrier's verified request got for this call's id", async () => {
+    // Issue 30: an Exotel request naming a live Twilio call's id got a token that opened its feed.
+    const callSid = newCallSid();
+    const answer = await signedCall(callSid);
+    const carrier = await signedStream(answer.streamUrl, callSid);
+    carrier.start(answer.parameters);
+    const conn = await agent.nextConnection();
+    conn.send({ type: 'SettingsApplied' });
+    await expect.poll(() => server.app.callbridge.registry.size).toBe(1);
+    const exotel = issueObserverToken(
+      server.config.streamTokenSecret,
+      { carrier: 'exotel', callSid },
+      60_000,
+    );
+    const res = await fetch(`${server.baseUrl}/calls/${callSid}/events`, {
+      headers: { authorization: `Bearer ${exotel}` },
+    });
+    expect(res.status).toBe(401);
+    const own = await fetch(`${server.baseUrl}/calls/${callSid}/events`, {
+      headers: { authorization: `Bearer ${answer.observer}` },
+    });
+    expect(own.status).toBe(200);
+    const feed = readFeed(own);
+    carrier.stop();
+    expect(await feed).toEqual([{ type: 'end', reason: 'caller_hangup' }]);
+  });
+
+  it("ends, with nothing said, a feed opened early whose call turns out to be another carrier's", async () => {
+    const callSid = newCallSid();
+    const exotel = issueObserverToken(
+      server.config.streamTokenSecret,
+      { carrier: 'exotel', callSid },
+      60_000,
+    );
+    const res = await fetch(`${server.baseUrl}/calls/${callSid}/events`, {
+      headers: { authorization: `Bearer ${exotel}` },
+    });
+    expect(res.status).toBe(200);
+    const feed = readFeed(res);
+    const answer = await signedCall(callSid);
+    const carrier = await signedStream(answer.streamUrl, callSid);
+    carrier.start(answer.parameters);
+    const conn = await agent.nextConnection();
+    conn.send({ type: 'SettingsApplied' });
+    conn.send({ type: 'ConversationText', role: 'assistant', content: 'Your balance is 42.' });
+    expect(await feed).toEqual([]);
+    carrier.stop();
+  });
+
   it('refuses a token of an ended call, and ends a feed whose call never comes', async () => {
     await server.close();
     await start({ STREAM_TOKEN_TTL_MS: '1500' });
