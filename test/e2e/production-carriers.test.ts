@@ -78,6 +78,8 @@ describe('a production server with only Telnyx credentials', () => {
     });
     expect(plivo.status).toBe(403);
     expect(agent.connections).toHaveLength(before);
-    expect(server.output()).toContain('TWILIO_AUTH_TOKEN is not set: twilio requests are refused until it is');
+    expect(server.output()).toContain(
+      'TWILIO_AUTH_TOKEN is not set: twilio requests are refused until it is',
+    );
   });
 });
