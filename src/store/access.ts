@@ -2,8 +2,8 @@
 // them, and the audit log of control actions (docs/console.md). One port, both adapters, one
 // contract suite (test/store/access-contract.ts).
 
-export const ROLES = ['viewer', 'operator', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
+export { ROLES, type Role } from '../api/common.js';
+import type { Role } from '../api/common.js';
 
 /** An API key as stored: the secret itself never is, only its SHA-256. */
 export interface ApiKeyRecord {
