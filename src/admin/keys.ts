@@ -7,31 +7,35 @@ import { NotFoundError } from '../errors.js';
 import type { ApiKeyRecord, Role } from '../store/access.js';
 import type { Store } from '../store/store.js';
 import { newApiKey } from './credentials.js';
-import { CreatedKey, errors, IdParams, KeyBody, KeyList, NoContent } from './schemas.js';
+import type { ApiKey, CreatedKey } from '../api/access.js';
+import { routeSchema, typed } from './schemas.js';
 
 export interface KeyAdminDeps {
   store: Store;
   now: () => number;
 }
 
-function keyView(key: ApiKeyRecord) {
+function keyView(key: ApiKeyRecord): ApiKey {
   return { id: key.id, name: key.name, role: key.role, createdAt: new Date(key.createdAtMs).toISOString() };
 }
 
 /** Creates and stores a key (the admin API and `callbridge keys create` share this). */
-export async function createApiKey(store: Store, name: string, role: Role, nowMs: number) {
+export async function createApiKey(
+  store: Store,
+  name: string,
+  role: Role,
+  nowMs: number,
+): Promise<CreatedKey> {
   const { record, key } = newApiKey(name, role, nowMs);
   await store.saveApiKey(record);
   return { ...keyView(record), key };
 }
 
 export function registerKeyAdminRoutes(scope: FastifyInstance, deps: KeyAdminDeps): void {
-  scope.post<{ Body: { name: string; role: Role } }>(
+  const api = typed(scope);
+  api.post(
     '/keys',
-    {
-      config: { role: 'admin' },
-      schema: { summary: 'Create an API key', body: KeyBody, response: { 201: CreatedKey, ...errors() } },
-    },
+    { config: { role: 'admin' }, schema: routeSchema('/v1/keys', 'post', 'Create an API key') },
     async (request, reply) => {
       const created = await createApiKey(deps.store, request.body.name, request.body.role, deps.now());
       await request.audit('key.create', created.id, { name: created.name, role: created.role });
@@ -39,24 +43,20 @@ export function registerKeyAdminRoutes(scope: FastifyInstance, deps: KeyAdminDep
     },
   );
 
-  scope.get(
+  api.get(
     '/keys',
     {
       config: { role: 'admin' },
-      schema: { summary: 'The API keys (never their secrets)', response: { 200: KeyList, ...errors() } },
+      schema: routeSchema('/v1/keys', 'get', 'The API keys (never their secrets)'),
     },
     async () => ({ keys: (await deps.store.listApiKeys()).map(keyView) }),
   );
 
-  scope.delete<{ Params: { id: string } }>(
+  api.delete(
     '/keys/:id',
     {
       config: { role: 'admin' },
-      schema: {
-        summary: 'Delete an API key and end its sessions',
-        params: IdParams,
-        response: { 204: NoContent, ...errors(404) },
-      },
+      schema: routeSchema('/v1/keys/{id}', 'delete', 'Delete an API key and end its sessions', 404),
     },
     async (request, reply) => {
       const { id } = request.params;

@@ -14,7 +14,7 @@ import { BYTES_PER_FRAME, headerSampleRate, WAV_HEADER_BYTES, wavHeader } from '
 import type { CallRecord } from '../store/call-record.js';
 import { byteRange } from './byte-range.js';
 import { callSidOf, settle } from './live-calls.js';
-import { CallSidParams, errors, NoContent, RecordingControlAnswer, WavAudio } from './schemas.js';
+import { routeSchema, typed } from './schemas.js';
 
 export interface RecordingAdminDeps {
   recordings: RecordingStore;
@@ -61,15 +61,18 @@ function servedBytes(
 export function registerRecordingAdminRoutes(scope: FastifyInstance, deps: RecordingAdminDeps): void {
   const { recordings: store } = deps;
 
-  scope.get<{ Params: { callSid: string } }>(
+  const api = typed(scope);
+  api.get(
     '/calls/:callSid/recording',
     {
       config: { role: 'viewer' },
-      schema: {
-        summary: "A call's recording as audio/wav, with Range",
-        params: CallSidParams,
-        response: { 200: WavAudio, 206: WavAudio, ...errors(404, 416) },
-      },
+      schema: routeSchema(
+        '/v1/calls/{callSid}/recording',
+        'get',
+        "A call's recording as audio/wav, with Range",
+        404,
+        416,
+      ),
     },
     async (request, reply) => {
       const callSid = callSidOf(request.params.callSid);
@@ -90,15 +93,17 @@ export function registerRecordingAdminRoutes(scope: FastifyInstance, deps: Recor
     },
   );
 
-  scope.delete<{ Params: { callSid: string } }>(
+  api.delete(
     '/calls/:callSid/recording',
     {
       config: { role: 'operator' },
-      schema: {
-        summary: "Remove a call's recording from the store",
-        params: CallSidParams,
-        response: { 204: NoContent, ...errors(404, 503) },
-      },
+      schema: routeSchema(
+        '/v1/calls/{callSid}/recording',
+        'delete',
+        "Remove a call's recording from the store",
+        404,
+        503,
+      ),
     },
     async (request, reply) => {
       const callSid = callSidOf(request.params.callSid);
@@ -121,15 +126,18 @@ export function registerRecordingAdminRoutes(scope: FastifyInstance, deps: Recor
   );
 
   for (const action of ['pause', 'resume'] as const satisfies readonly RecordingAction[]) {
-    scope.post<{ Params: { callSid: string } }>(
+    api.post(
       `/calls/:callSid/recording/${action}`,
       {
         config: { role: 'operator' },
-        schema: {
-          summary: `${action === 'pause' ? 'Pause' : 'Resume'} a live call's recording, wherever it runs`,
-          params: CallSidParams,
-          response: { 200: RecordingControlAnswer, ...errors(404, 409, 503) },
-        },
+        schema: routeSchema(
+          `/v1/calls/{callSid}/recording/${action}`,
+          'post',
+          `${action === 'pause' ? 'Pause' : 'Resume'} a live call's recording, wherever it runs`,
+          404,
+          409,
+          503,
+        ),
       },
       async (request) => {
         const callSid = callSidOf(request.params.callSid);

@@ -3,13 +3,13 @@
 //   POST   /session {key} → 200 {name, role, csrf} and the session cookie; 401 for a wrong key
 //   GET    /session       → 200 {name, role, csrf} of the cookie's session; 401 without one
 //   DELETE /session       → 204, the session ended and the cookie cleared
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors.js';
 import type { SessionRecord } from '../store/access.js';
 import type { Store } from '../store/store.js';
 import { randomToken, sha256Hex } from './credentials.js';
 import { principalOfBearer } from './plugin.js';
-import { errors, NoContent, SESSION_COOKIE, SessionBody, SessionView } from './schemas.js';
+import { routeSchema, SESSION_COOKIE, typed } from './schemas.js';
 
 export const SESSION_TTL_MS = 12 * 60 * 60_000;
 
@@ -32,18 +32,17 @@ function cookieOptions(request: FastifyRequest) {
 const view = (session: SessionRecord) => ({ name: session.name, role: session.role, csrf: session.csrf });
 
 export function registerSessionRoutes(scope: FastifyInstance, deps: SessionDeps): void {
-  scope.post<{ Body: { key: string } }>(
+  const api = typed(scope);
+  api.post(
     '/session',
     {
       config: { role: 'public' },
       schema: {
-        summary: 'Sign in with a key: sets the session cookie',
+        ...routeSchema('/v1/session', 'post', 'Sign in with a key: sets the session cookie'),
         security: [],
-        body: SessionBody,
-        response: { 200: SessionView, ...errors() },
       },
     },
-    async (request, reply: FastifyReply) => {
+    async (request, reply) => {
       const principal = await principalOfBearer(request.body.key, deps);
       if (!principal) throw new UnauthorizedError('the key is not valid');
       const value = randomToken();
@@ -62,12 +61,9 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: SessionDeps)
     },
   );
 
-  scope.get(
+  api.get(
     '/session',
-    {
-      config: { role: 'viewer' },
-      schema: { summary: "The cookie's session", response: { 200: SessionView, ...errors() } },
-    },
+    { config: { role: 'viewer' }, schema: routeSchema('/v1/session', 'get', "The cookie's session") },
     async (request) => {
       const session = request.principal?.session;
       if (!session) throw new UnauthorizedError('no session: sign in with POST /v1/session');
@@ -75,12 +71,9 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: SessionDeps)
     },
   );
 
-  scope.delete(
+  api.delete(
     '/session',
-    {
-      config: { role: 'viewer' },
-      schema: { summary: 'Sign out', response: { 204: NoContent, ...errors() } },
-    },
+    { config: { role: 'viewer' }, schema: routeSchema('/v1/session', 'delete', 'Sign out') },
     async (request, reply) => {
       const session = request.principal?.session;
       if (session) await deps.store.deleteSession(session.id);

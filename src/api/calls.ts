@@ -223,7 +223,7 @@ export const TransferBody = Type.Object(
       errorMessage: 'must be an E.164 number (+15550100) or a sip: URI',
     }),
   },
-  { errorMessage: 'must be {"to": an E.164 number (+15550100) or a sip: URI}' },
+  { errorMessage: 'must be {"to": an E.164 number (+15550100) or a sip: URI}', 'x-sentences': true },
 );
 
 export const RecordingControlAnswer = Type.Composite([
@@ -257,7 +257,12 @@ export const PlaceCallBody = Type.Object(
     ),
     recording: Type.Optional(Type.Unknown({ description: 'recording settings (docs/recordings.md)' })),
   },
-  { additionalProperties: false, errorMessage: 'must be a JSON object: {"to": "+1555…"}' },
+  {
+    additionalProperties: false,
+    errorMessage: 'must be a JSON object: {"to": "+1555…"}',
+    // Refused as the handler's checks of the values are: one sentence naming the field.
+    'x-sentences': true,
+  },
 );
 export type PlaceCallBody = Static<typeof PlaceCallBody>;
 
