@@ -7,7 +7,6 @@
 // A schema's `errorMessage` says a field's problem in the API's own words.
 import type { TSchema } from '@sinclair/typebox';
 import { Value, type ValueError, ValueErrorType } from '@sinclair/typebox/value';
-import type { FastifySchemaCompiler } from 'fastify';
 import { describeValueError } from '../config/json-file.js';
 import { BadRequestError } from '../errors.js';
 import { describeFieldErrors, fieldName, schemaErrors } from '../outbound/field-errors.js';
@@ -83,10 +82,11 @@ function refused(message: string): { error: Error } {
   return { error: new BadRequestError(message) };
 }
 
-export const adminValidator: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
+/** A Fastify validator compiler: takes any route's schema (src/api's are TypeBox, hence JSON Schema). */
+export function adminValidator({ schema, httpPart }: { schema: unknown; httpPart?: string }) {
   const s = schema as Schema;
   if (httpPart === 'querystring') return (value: unknown) => checkQuery(s, value);
   // Headers are read by the hooks that need them (authorization, CSRF, range).
   if (httpPart === 'headers') return () => true;
   return (value: unknown) => checkFields(s, value, httpPart ?? 'request');
-};
+}

@@ -205,6 +205,9 @@ function NameFilter(description?: string) {
   });
 }
 
+/** A listing's entry is a record unless `live=true` asked for calls in progress. */
+export const isCallRecord = (call: CallRecord | LiveCall): call is CallRecord => 'endedAt' in call;
+
 export const CallPage = Type.Object({
   calls: Type.Array(Type.Union([ref(CallRecord), ref(LiveCall)])),
   nextCursor: Type.Optional(Nullable(Type.String())),

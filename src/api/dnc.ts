@@ -1,5 +1,5 @@
 // The do-not-call list on the wire.
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { RejectedRow } from './campaigns.js';
 import { Cursor, Iso, Limit, NextCursor, PAGE_LIMITS, Query, Str } from './common.js';
 
@@ -20,6 +20,7 @@ export const DncAdded = Type.Object({
   alreadyListed: Type.Integer(),
   rejected: Type.Array(RejectedRow),
 });
+export type DncAdded = Static<typeof DncAdded>;
 export const DncEntry = Type.Object({
   number: Str(),
   listed: Type.Literal(true),
@@ -36,7 +37,9 @@ export const DncQuery = Query({
   limit: Limit(PAGE_LIMITS.dnc.max, PAGE_LIMITS.dnc.fallback),
   cursor: Cursor,
 });
+export const DncListed = Type.Object({ number: Str(), addedAt: Iso('when listed') });
+export type DncListed = Static<typeof DncListed>;
 export const DncPage = Type.Object({
-  numbers: Type.Array(Type.Object({ number: Str(), addedAt: Iso('when listed') })),
+  numbers: Type.Array(DncListed),
   nextCursor: NextCursor,
 });

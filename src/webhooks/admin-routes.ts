@@ -9,6 +9,7 @@ import type { DeadLetter as DeadLetterView } from '../api/webhooks.js';
 import { NotFoundError } from '../errors.js';
 import type { DeadLetter, Store } from '../store/store.js';
 import { routeSchema, typed } from '../admin/schemas.js';
+import { adminValidator } from '../admin/validation.js';
 
 export interface WebhookAdminDeps {
   store: Store;
@@ -37,6 +38,8 @@ export function registerWebhookAdminRoutes(scope: FastifyInstance, deps: Webhook
     {
       config: { role: 'viewer' },
       schema: routeSchema('/v1/webhooks/dead-letters', 'get', "The webhook queue's dead letters"),
+      // Checked as in the admin scope wherever these routes are mounted (the gateway's tests mount them alone).
+      validatorCompiler: adminValidator,
     },
     async (request) => {
       const limit = request.query.limit ?? PAGE_LIMITS.deadLetters.fallback;
@@ -50,6 +53,7 @@ export function registerWebhookAdminRoutes(scope: FastifyInstance, deps: Webhook
     {
       config: { role: 'admin' },
       schema: routeSchema('/v1/webhooks/dead-letters/{id}/retry', 'post', 'Requeue a dead letter', 404),
+      validatorCompiler: adminValidator,
     },
     async (request, reply) => {
       const { id } = request.params;
