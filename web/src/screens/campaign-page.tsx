@@ -16,6 +16,12 @@ const ACTIONS: { action: Action; label: string; from: CampaignState[] }[] = [
   { action: 'resume', label: 'Resume', from: ['paused'] },
   { action: 'cancel', label: 'Cancel', from: ['draft', 'running', 'paused'] },
 ];
+const ACTION_PATHS = {
+  start: '/v1/campaigns/{id}/start',
+  pause: '/v1/campaigns/{id}/pause',
+  resume: '/v1/campaigns/{id}/resume',
+  cancel: '/v1/campaigns/{id}/cancel',
+} as const satisfies Record<Action, string>;
 const FINISHED: CampaignState[] = ['completed', 'cancelled'];
 /** Samples kept for the chart: ten minutes at one a second. */
 const MAX_SAMPLES = 600;
@@ -51,7 +57,7 @@ export function CampaignPageScreen({ id }: { id: string }) {
   const act = async (action: Action) => {
     setError(null);
     try {
-      const next = await post(`/v1/campaigns/{id}/${action}`, { params });
+      const next = await post(ACTION_PATHS[action], { params });
       setLive(live ? { ...live, ...next } : null);
       // A finished campaign's stream closes with it.
       loaded.set(next);
