@@ -3,6 +3,7 @@
 // contract suite (test/store/access-contract.ts).
 
 export { ROLES, type Role } from '../api/common.js';
+import type { AuditEntry as ApiAuditEntry } from '../api/access.js';
 import type { Role } from '../api/common.js';
 
 /** An API key as stored: the secret itself never is, only its SHA-256. */
@@ -28,16 +29,11 @@ export interface SessionRecord {
   expiresAtMs: number;
 }
 
-export interface AuditEntryInput {
-  atMs: number;
-  keyName: string;
-  role: Role;
-  /** `call.hangup`, `campaign.start`, … (docs/console.md lists them). */
-  action: string;
-  /** What it acted on: a callSid, a campaign id, a number, a key id. */
-  target: string;
-  detail?: Record<string, unknown>;
-}
+/**
+ * An audit entry as stored: the API's (src/api/access.ts: keyName, role, action, target, detail)
+ * with its moment in milliseconds.
+ */
+export type AuditEntryInput = Omit<ApiAuditEntry, 'id' | 'at'> & { atMs: number };
 
 export interface AuditEntry extends AuditEntryInput {
   id: string;
