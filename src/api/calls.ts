@@ -226,7 +226,11 @@ export const TransferBody = Type.Object(
       errorMessage: 'must be an E.164 number (+15550100) or a sip: URI',
     }),
   },
-  { errorMessage: 'must be {"to": an E.164 number (+15550100) or a sip: URI}', 'x-sentences': true },
+  {
+    additionalProperties: false,
+    errorMessage: 'must be {"to": an E.164 number (+15550100) or a sip: URI}',
+    'x-sentences': true,
+  },
 );
 
 export const RecordingControlAnswer = Type.Composite([
