@@ -2,26 +2,25 @@
 //   GET /audit[?limit=&cursor=] → 200 {"entries": [{id, at, keyId, keyName, role, action, target, detail?}],
 //                                      "nextCursor"}, newest first
 import type { FastifyInstance } from 'fastify';
+import { PAGE_LIMITS } from '../api/common.js';
 import type { Store } from '../store/store.js';
-import { cursorParam, knownParams, limitParam, type RawQuery } from './query-params.js';
-import { AuditPage, errors, PageQuery } from './schemas.js';
+import { routeSchema, typed } from './schemas.js';
 
 export function registerAuditRoutes(scope: FastifyInstance, deps: { store: Store }): void {
-  scope.get<{ Querystring: RawQuery }>(
+  typed(scope).get(
     '/audit',
     {
       config: { role: 'admin' },
-      schema: {
-        summary: 'Every control action, with the key that made it, newest first',
-        querystring: PageQuery,
-        response: { 200: AuditPage, ...errors() },
-      },
+      schema: routeSchema(
+        '/v1/audit',
+        'get',
+        'Every control action, with the key that made it, newest first',
+      ),
     },
     async (request) => {
-      knownParams(request.query, ['limit', 'cursor']);
-      const cursor = cursorParam(request.query);
+      const { limit, cursor } = request.query;
       const page = await deps.store.listAudit({
-        limit: limitParam(request.query, 50, 200),
+        limit: limit ?? PAGE_LIMITS.audit.fallback,
         ...(cursor ? { cursor } : {}),
       });
       return {

@@ -8,24 +8,10 @@
 //   POST /campaigns/:id/start|pause|resume|cancel → 200 the campaign; 409 from a state that forbids it
 //   GET  /campaigns/:id/contacts[?state=&limit=&cursor=] → 200 {"contacts": [...], "nextCursor": …}
 //   GET  /campaigns/:id/results.csv          → 200 text/csv, one row per contact
-import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { BadRequestError } from '../errors.js';
-import { CONTACT_STATES, type ContactState } from '../store/campaign-records.js';
+import { PAGE_LIMITS } from '../api/common.js';
 import { type CampaignAction, type CampaignService, contactsBody } from '../outbound/service.js';
-import {
-  CampaignBody,
-  CampaignPage,
-  ContactPage,
-  ContactsAdded,
-  ContactsQuery,
-  ContactsUpload,
-  CsvText,
-  errors,
-  IdParams,
-  PageQuery,
-} from './schemas.js';
-import { cursorParam, knownParams, limitParam, type RawQuery, single } from './query-params.js';
+import { routeSchema, typed } from './schemas.js';
 
 export interface CampaignAdminDeps {
   campaigns: CampaignService;
@@ -54,28 +40,16 @@ export function acceptCsv(scope: FastifyInstance): void {
   scope.addContentTypeParser('text/csv', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 }
 
-function stateParam(query: RawQuery): ContactState | undefined {
-  const raw = single(query, 'state');
-  if (raw === undefined) return undefined;
-  if (!(CONTACT_STATES as readonly string[]).includes(raw)) {
-    throw new BadRequestError(`state must be one of ${CONTACT_STATES.join(', ')}`);
-  }
-  return raw as ContactState;
-}
-
 export function registerCampaignAdminRoutes(scope: FastifyInstance, deps: CampaignAdminDeps): void {
   const { campaigns } = deps;
   acceptCsv(scope);
 
-  scope.post(
+  const api = typed(scope);
+  api.post(
     '/campaigns',
     {
       config: { role: 'operator' },
-      schema: {
-        summary: 'Create a campaign (draft)',
-        body: CampaignBody,
-        response: { 201: Type.Ref('Campaign'), ...errors() },
-      },
+      schema: routeSchema('/v1/campaigns', 'post', 'Create a campaign (draft)'),
     },
     async (request, reply) => {
       const campaign = await campaigns.create(request.body);
@@ -84,49 +58,41 @@ export function registerCampaignAdminRoutes(scope: FastifyInstance, deps: Campai
     },
   );
 
-  const byId = { params: IdParams };
-  scope.get<{ Querystring: RawQuery }>(
+  api.get(
     '/campaigns',
-    {
-      config: { role: 'viewer' },
-      schema: {
-        summary: 'Campaigns, newest first',
-        querystring: PageQuery,
-        response: { 200: CampaignPage, ...errors() },
-      },
-    },
+    { config: { role: 'viewer' }, schema: routeSchema('/v1/campaigns', 'get', 'Campaigns, newest first') },
     async (request) => {
-      knownParams(request.query, ['limit', 'cursor']);
-      const cursor = cursorParam(request.query);
-      return campaigns.list({ limit: limitParam(request.query, 20, 100), ...(cursor ? { cursor } : {}) });
+      const { limit, cursor } = request.query;
+      return campaigns.list({
+        limit: limit ?? PAGE_LIMITS.campaigns.fallback,
+        ...(cursor ? { cursor } : {}),
+      });
     },
   );
 
-  scope.get<{ Params: { id: string } }>(
+  api.get(
     '/campaigns/:id',
     {
       config: { role: 'viewer' },
-      schema: {
-        summary: 'A campaign with its progress',
-        ...byId,
-        response: { 200: Type.Ref('Campaign'), ...errors(404) },
-      },
+      schema: routeSchema('/v1/campaigns/{id}', 'get', 'A campaign with its progress', 404),
     },
     async (request) => campaigns.get(request.params.id),
   );
 
-  scope.post<{ Params: { id: string } }>(
+  api.post(
     '/campaigns/:id/contacts',
     {
       bodyLimit: UPLOAD_BODY_LIMIT_BYTES,
       preHandler: allowLongProcessing,
       config: { role: 'operator' },
-      schema: {
-        summary: 'Upload contacts: text/csv or a JSON array',
-        ...byId,
-        body: ContactsUpload,
-        response: { 200: ContactsAdded, ...errors(404, 409, 413) },
-      },
+      schema: routeSchema(
+        '/v1/campaigns/{id}/contacts',
+        'post',
+        'Upload contacts: text/csv or a JSON array',
+        404,
+        409,
+        413,
+      ),
     },
     async (request) => {
       const added = await campaigns.addContacts(
@@ -142,15 +108,17 @@ export function registerCampaignAdminRoutes(scope: FastifyInstance, deps: Campai
   );
 
   for (const action of ACTIONS) {
-    scope.post<{ Params: { id: string } }>(
+    api.post(
       `/campaigns/:id/${action}`,
       {
         config: { role: 'operator' },
-        schema: {
-          summary: `${action[0]!.toUpperCase()}${action.slice(1)} the campaign`,
-          ...byId,
-          response: { 200: Type.Ref('Campaign'), ...errors(404, 409) },
-        },
+        schema: routeSchema(
+          `/v1/campaigns/{id}/${action}`,
+          'post',
+          `${action[0]!.toUpperCase()}${action.slice(1)} the campaign`,
+          404,
+          409,
+        ),
       },
       async (request) => {
         const campaign = await campaigns.act(request.params.id, action);
@@ -160,39 +128,27 @@ export function registerCampaignAdminRoutes(scope: FastifyInstance, deps: Campai
     );
   }
 
-  scope.get<{ Params: { id: string }; Querystring: RawQuery }>(
+  api.get(
     '/campaigns/:id/contacts',
     {
       config: { role: 'viewer' },
-      schema: {
-        summary: "A campaign's contacts",
-        ...byId,
-        querystring: ContactsQuery,
-        response: { 200: ContactPage, ...errors(404) },
-      },
+      schema: routeSchema('/v1/campaigns/{id}/contacts', 'get', "A campaign's contacts", 404),
     },
     async (request) => {
-      knownParams(request.query, ['state', 'limit', 'cursor']);
-      const state = stateParam(request.query);
-      const cursor = cursorParam(request.query);
+      const { state, limit, cursor } = request.query;
       return campaigns.contacts(request.params.id, {
-        limit: limitParam(request.query, 50, 200),
+        limit: limit ?? PAGE_LIMITS.contacts.fallback,
         ...(state ? { state } : {}),
         ...(cursor ? { cursor } : {}),
       });
     },
   );
 
-  scope.get<{ Params: { id: string } }>(
+  api.get(
     '/campaigns/:id/results.csv',
     {
       config: { role: 'viewer' },
-      schema: {
-        summary: 'The results, one row per contact',
-        ...byId,
-        produces: ['text/csv'],
-        response: { 200: { ...CsvText, content: { 'text/csv': { schema: CsvText } } }, ...errors(404) },
-      },
+      schema: routeSchema('/v1/campaigns/{id}/results.csv', 'get', 'The results, one row per contact', 404),
     },
     async (request, reply) => {
       const csv = await campaigns.results(request.params.id);

@@ -8,9 +8,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Counter } from 'prom-client';
 import { CSP_REPORTING, registerCspReportRoute } from './csp-reports.js';
+import { typed } from './schemas.js';
 
 /** <repository>/dist/console, from src/admin (tests) and dist/admin (the build) alike. */
 export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../dist/console', import.meta.url));
@@ -85,7 +87,8 @@ export function consoleFiles(
     };
     scope.get('/console', app);
     scope.get('/console/', app);
-    scope.get<{ Params: { '*': string } }>('/console/*', async (req, reply) => {
+    const files = { params: Type.Object({ '*': Type.String() }) };
+    typed(scope).get('/console/*', { schema: files }, async (req, reply) => {
       // A missing asset is a 404, not the page: a script tag must never receive HTML.
       if (/\.[A-Za-z0-9]+$/.test(req.params['*'])) {
         return reply.code(404).type('text/plain; charset=utf-8').send('not found\n');

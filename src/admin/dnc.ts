@@ -11,17 +11,8 @@ import { addInBatches, dncFromCsv, dncFromJson } from '../outbound/dnc-import.js
 import { normalizePhone } from '../outbound/phone.js';
 import type { Store } from '../store/store.js';
 import { acceptCsv, allowLongProcessing, UPLOAD_BODY_LIMIT_BYTES } from './campaigns.js';
-import { cursorParam, knownParams, limitParam, type RawQuery, single } from './query-params.js';
-import {
-  DncAdded,
-  DncBody,
-  DncEntry,
-  DncPage,
-  DncQuery,
-  errors,
-  NoContent,
-  NumberParams,
-} from './schemas.js';
+import { PAGE_LIMITS } from '../api/common.js';
+import { routeSchema, typed } from './schemas.js';
 
 export interface DncAdminDeps {
   store: Store;
@@ -38,25 +29,17 @@ function pathNumber(raw: string): string {
 export function registerDncAdminRoutes(scope: FastifyInstance, deps: DncAdminDeps): void {
   acceptCsv(scope);
 
-  scope.get<{ Querystring: RawQuery }>(
+  const api = typed(scope);
+  api.get(
     '/dnc',
     {
       config: { role: 'viewer' },
-      schema: {
-        summary: 'The do-not-call list, searched by part of the number, paged',
-        querystring: DncQuery,
-        response: { 200: DncPage, ...errors() },
-      },
+      schema: routeSchema('/v1/dnc', 'get', 'The do-not-call list, searched by part of the number, paged'),
     },
     async (request) => {
-      knownParams(request.query, ['q', 'limit', 'cursor']);
-      const q = single(request.query, 'q');
-      if (q !== undefined && !/^\+?\d{1,15}$/.test(q)) {
-        throw new BadRequestError('q must be digits of a number, like 555 or +1212');
-      }
-      const cursor = cursorParam(request.query);
+      const { q, limit, cursor } = request.query;
       const page = await deps.store.listDoNotCall({
-        limit: limitParam(request.query, 50, 500),
+        limit: limit ?? PAGE_LIMITS.dnc.fallback,
         ...(q ? { q } : {}),
         ...(cursor ? { cursor } : {}),
       });
@@ -70,18 +53,13 @@ export function registerDncAdminRoutes(scope: FastifyInstance, deps: DncAdminDep
     },
   );
 
-  const dncSchema = {
-    summary: 'Add numbers to the do-not-call list',
-    body: DncBody,
-    response: { 200: DncAdded, ...errors(413) },
-  };
-  scope.post(
+  api.post(
     '/dnc',
     {
       bodyLimit: UPLOAD_BODY_LIMIT_BYTES,
       preHandler: allowLongProcessing,
       config: { role: 'admin' },
-      schema: dncSchema,
+      schema: routeSchema('/v1/dnc', 'post', 'Add numbers to the do-not-call list', 413),
     },
     async (request) => {
       const type = request.headers['content-type'] ?? '';
@@ -103,16 +81,11 @@ export function registerDncAdminRoutes(scope: FastifyInstance, deps: DncAdminDep
     },
   );
 
-  const byNumber = { params: NumberParams };
-  scope.get<{ Params: { number: string } }>(
+  api.get(
     '/dnc/:number',
     {
       config: { role: 'viewer' },
-      schema: {
-        summary: 'Whether a number is listed',
-        ...byNumber,
-        response: { 200: DncEntry, ...errors(404) },
-      },
+      schema: routeSchema('/v1/dnc/{number}', 'get', 'Whether a number is listed', 404),
     },
     async (request) => {
       const number = pathNumber(request.params.number);
@@ -122,15 +95,11 @@ export function registerDncAdminRoutes(scope: FastifyInstance, deps: DncAdminDep
     },
   );
 
-  scope.delete<{ Params: { number: string } }>(
+  api.delete(
     '/dnc/:number',
     {
       config: { role: 'admin' },
-      schema: {
-        summary: 'Remove a number from the list',
-        ...byNumber,
-        response: { 204: NoContent, ...errors(404) },
-      },
+      schema: routeSchema('/v1/dnc/{number}', 'delete', 'Remove a number from the list', 404),
     },
     async (request, reply) => {
       const number = pathNumber(request.params.number);

@@ -7,15 +7,16 @@ import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
 import type { ApiKeyRecord, Role } from '../store/access.js';
 import type { Store } from '../store/store.js';
 import { newApiKey } from './credentials.js';
+import type { ApiKey, CreatedKey } from '../api/access.js';
 import { keyNameProblem, normaliseKeyName } from './key-names.js';
-import { CreatedKey, errors, IdParams, KeyBody, KeyList, NoContent } from './schemas.js';
+import { routeSchema, typed } from './schemas.js';
 
 export interface KeyAdminDeps {
   store: Store;
   now: () => number;
 }
 
-function keyView(key: ApiKeyRecord) {
+function keyView(key: ApiKeyRecord): ApiKey {
   return { id: key.id, name: key.name, role: key.role, createdAt: new Date(key.createdAtMs).toISOString() };
 }
 
@@ -23,7 +24,12 @@ function keyView(key: ApiKeyRecord) {
  * Creates and stores a key (the admin API and `callbridge keys create` share this). Throws
  * BadRequestError for a name that is not printable or is reserved, ConflictError for one in use.
  */
-export async function createApiKey(store: Store, rawName: string, role: Role, nowMs: number) {
+export async function createApiKey(
+  store: Store,
+  rawName: string,
+  role: Role,
+  nowMs: number,
+): Promise<CreatedKey> {
   const name = normaliseKeyName(rawName);
   const taken = (await store.listApiKeys()).map((key) => key.name);
   const problem = keyNameProblem(name, taken);
@@ -38,15 +44,17 @@ export async function createApiKey(store: Store, rawName: string, role: Role, no
 }
 
 export function registerKeyAdminRoutes(scope: FastifyInstance, deps: KeyAdminDeps): void {
-  scope.post<{ Body: { name: string; role: Role } }>(
+  const api = typed(scope);
+  api.post(
     '/keys',
     {
       config: { role: 'admin' },
-      schema: {
-        summary: 'Create an API key (its name printable, unique, not reserved)',
-        body: KeyBody,
-        response: { 201: CreatedKey, ...errors(409) },
-      },
+      schema: routeSchema(
+        '/v1/keys',
+        'post',
+        'Create an API key (its name printable, unique, not reserved)',
+        409,
+      ),
     },
     async (request, reply) => {
       const created = await createApiKey(deps.store, request.body.name, request.body.role, deps.now());
@@ -55,24 +63,20 @@ export function registerKeyAdminRoutes(scope: FastifyInstance, deps: KeyAdminDep
     },
   );
 
-  scope.get(
+  api.get(
     '/keys',
     {
       config: { role: 'admin' },
-      schema: { summary: 'The API keys (never their secrets)', response: { 200: KeyList, ...errors() } },
+      schema: routeSchema('/v1/keys', 'get', 'The API keys (never their secrets)'),
     },
     async () => ({ keys: (await deps.store.listApiKeys()).map(keyView) }),
   );
 
-  scope.delete<{ Params: { id: string } }>(
+  api.delete(
     '/keys/:id',
     {
       config: { role: 'admin' },
-      schema: {
-        summary: 'Delete an API key and end its sessions',
-        params: IdParams,
-        response: { 204: NoContent, ...errors(404) },
-      },
+      schema: routeSchema('/v1/keys/{id}', 'delete', 'Delete an API key and end its sessions', 404),
     },
     async (request, reply) => {
       const { id } = request.params;

@@ -8,7 +8,7 @@ import type { WebSocket } from 'ws';
 import { ForbiddenError, NotFoundError } from '../errors.js';
 import type { CallListening } from '../fleet/listen.js';
 import { callSidOf } from './live-calls.js';
-import { CallSidParams, errors } from './schemas.js';
+import { routeSchema, typed } from './schemas.js';
 
 /** Audio a slow listener may fall behind by; past it frames are dropped, the call never waits. */
 const MAX_BUFFERED_BYTES = 256 * 1024;
@@ -28,16 +28,17 @@ function sameOrigin(req: FastifyRequest): boolean {
 }
 
 export function registerListenRoutes(scope: FastifyInstance, deps: { listening: CallListening }): void {
-  scope.get<{ Params: { callSid: string } }>(
+  typed(scope).get(
     '/calls/:callSid/listen',
     {
       websocket: true,
       config: { role: 'operator' },
-      schema: {
-        summary: "Both sides of a live call's audio as stereo PCM16 over a WebSocket",
-        params: CallSidParams,
-        response: { 101: { description: 'switching to the WebSocket', type: 'null' }, ...errors(404) },
-      },
+      schema: routeSchema(
+        '/v1/calls/{callSid}/listen',
+        'get',
+        "Both sides of a live call's audio as stereo PCM16 over a WebSocket",
+        404,
+      ),
       preHandler: async (req) => {
         const callSid = callSidOf(req.params.callSid);
         if (req.principal?.via === 'cookie' && !sameOrigin(req)) {

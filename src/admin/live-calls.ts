@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ControlOutcome, LiveCalls } from '../call/watch/live-call.js';
 import type { DialPolicy } from '../trust/dial-policy.js';
 import { BadRequestError, ConflictError, NotFoundError, UnavailableError } from '../errors.js';
-import { CallSidParams, ControlAnswer, errors, TransferBody } from './schemas.js';
+import { routeSchema, typed } from './schemas.js';
 
 export interface LiveCallAdminDeps {
   calls: LiveCalls;
@@ -16,9 +16,6 @@ export interface LiveCallAdminDeps {
 }
 
 const MAX_CALL_SID_CHARS = 128;
-/** E.164, or a SIP URI: where a carrier can transfer a call. */
-const TRANSFER_TARGET = /^(\+[1-9]\d{6,14}|sips?:[^\s<>"]{3,250})$/;
-
 export function callSidOf(raw: string): string {
   if (raw.length === 0 || raw.length > MAX_CALL_SID_CHARS || !/^[\w.:-]+$/.test(raw)) {
     throw new BadRequestError('callSid is not a call id');
@@ -38,24 +35,20 @@ export function settle(callSid: string, outcome: ControlOutcome): { callSid: str
   }
 }
 
-/** Whether `GET /calls` asks for live calls (`live=true`) rather than records. */
-export function wantsLiveCalls(query: Record<string, unknown>): boolean {
-  const live = query.live;
-  if (live === undefined || live === 'false') return false;
-  if (live === 'true') return true;
-  throw new BadRequestError('live must be true or false');
-}
-
 export function registerLiveCallAdminRoutes(scope: FastifyInstance, deps: LiveCallAdminDeps): void {
-  scope.post<{ Params: { callSid: string } }>(
+  const api = typed(scope);
+  api.post(
     '/calls/:callSid/hangup',
     {
       config: { role: 'operator' },
-      schema: {
-        summary: 'Hang up a live call, whichever instance carries it',
-        params: CallSidParams,
-        response: { 200: ControlAnswer, ...errors(404, 409, 503) },
-      },
+      schema: routeSchema(
+        '/v1/calls/{callSid}/hangup',
+        'post',
+        'Hang up a live call, whichever instance carries it',
+        404,
+        409,
+        503,
+      ),
     },
     async (request) => {
       const callSid = callSidOf(request.params.callSid);
@@ -65,24 +58,22 @@ export function registerLiveCallAdminRoutes(scope: FastifyInstance, deps: LiveCa
     },
   );
 
-  scope.post<{ Params: { callSid: string }; Body: unknown }>(
+  api.post(
     '/calls/:callSid/transfer',
     {
       config: { role: 'operator' },
-      schema: {
-        summary: 'Transfer a live call to a number or SIP URI',
-        params: CallSidParams,
-        body: TransferBody,
-        response: { 200: ControlAnswer, ...errors(404, 409, 503) },
-      },
+      schema: routeSchema(
+        '/v1/calls/{callSid}/transfer',
+        'post',
+        'Transfer a live call to a number or SIP URI',
+        404,
+        409,
+        503,
+      ),
     },
     async (request) => {
       const callSid = callSidOf(request.params.callSid);
-      const body = request.body as { to?: unknown } | null | undefined;
-      const to = typeof body === 'object' && body !== null ? body.to : undefined;
-      if (typeof to !== 'string' || !TRANSFER_TARGET.test(to)) {
-        throw new BadRequestError('to must be an E.164 number (+15550100) or a sip: URI');
-      }
+      const { to } = request.body;
       deps.dialPolicy.assert(to, 'to');
       const answer = { ...settle(callSid, await deps.calls.transfer(callSid, to)), to };
       await request.audit('call.transfer', callSid, { to, instance: answer.instance });

@@ -12,7 +12,7 @@ import type { CampaignService } from '../outbound/service.js';
 import type { Store } from '../store/store.js';
 import { openEventStream } from './event-stream.js';
 import { callSidOf } from './live-calls.js';
-import { CallSidParams, errors, EventStream, IdParams } from './schemas.js';
+import { routeSchema, typed } from './schemas.js';
 
 export interface LiveEventDeps {
   live: LiveFeed;
@@ -27,21 +27,18 @@ export interface LiveEventDeps {
 /** Dial rate: calls begun over this window, per second. */
 export const DIAL_RATE_WINDOW_MS = 10_000;
 const ENDED_STATES = new Set(['completed', 'cancelled']);
-const stream = (summary: string) => ({
-  summary,
-  produces: ['text/event-stream'],
-  response: {
-    200: { ...EventStream, content: { 'text/event-stream': { schema: EventStream } } },
-    ...errors(404),
-  },
-});
-
 export function registerLiveEventRoutes(scope: FastifyInstance, deps: LiveEventDeps): void {
-  scope.get(
+  const api = typed(scope);
+  api.get(
     '/calls/live/events',
     {
       config: { role: 'viewer' },
-      schema: stream('Live calls as they start, change and end (server-sent events)'),
+      schema: routeSchema(
+        '/v1/calls/live/events',
+        'get',
+        'Live calls as they start, change and end (server-sent events)',
+        404,
+      ),
     },
     async (req, reply) => {
       const events = openEventStream(req, reply);
@@ -54,11 +51,16 @@ export function registerLiveEventRoutes(scope: FastifyInstance, deps: LiveEventD
     },
   );
 
-  scope.get<{ Params: { callSid: string } }>(
+  api.get(
     '/calls/:callSid/events',
     {
       config: { role: 'viewer' },
-      schema: { ...stream("A live call's events (server-sent events)"), params: CallSidParams },
+      schema: routeSchema(
+        '/v1/calls/{callSid}/events',
+        'get',
+        "A live call's events (server-sent events)",
+        404,
+      ),
     },
     async (req, reply) => {
       const callSid = callSidOf(req.params.callSid);
@@ -78,14 +80,16 @@ export function registerLiveEventRoutes(scope: FastifyInstance, deps: LiveEventD
     },
   );
 
-  scope.get<{ Params: { id: string } }>(
+  api.get(
     '/campaigns/:id/events',
     {
       config: { role: 'viewer' },
-      schema: {
-        ...stream("A campaign's progress with its dial rate (server-sent events)"),
-        params: IdParams,
-      },
+      schema: routeSchema(
+        '/v1/campaigns/{id}/events',
+        'get',
+        "A campaign's progress with its dial rate (server-sent events)",
+        404,
+      ),
     },
     async (req, reply) => {
       const { id } = req.params;

@@ -6,7 +6,7 @@
 // The call counts against admission like an inbound one: refused with 503 while this instance is
 // draining or at capacity. Once answered it is bridged to the agent exactly as an inbound call is,
 // pre-warmed at the answer, and its record says `direction: outbound`.
-import type { FastifyInstance, FastifySchema } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { placeholders, renderTemplate } from '../agent/placeholders.js';
 import type { Admission } from '../call/carrier-port.js';
 import type { OutboundAmd } from '../call/outbound/outbound-context.js';
@@ -18,7 +18,7 @@ import type { OutboundCall } from '../outbound/ports.js';
 import { voicemailAudioUrlProblem } from '../outbound/voicemail-audio-url.js';
 import type { DialPolicy } from '../trust/dial-policy.js';
 import type { FetchPolicy } from '../trust/fetch-policy.js';
-import { errors, PlaceCallBody, PlacedCall } from './schemas.js';
+import { routeSchema, typed } from './schemas.js';
 
 export interface PlaceCallDeps {
   profiles: Readonly<Record<string, AgentProfile>>;
@@ -200,12 +200,8 @@ export function placeCallRequest(
 }
 
 export function registerPlaceCallRoutes(app: FastifyInstance, deps: PlaceCallDeps): void {
-  const schema: FastifySchema = {
-    summary: 'Place one outbound call',
-    body: PlaceCallBody,
-    response: { 201: PlacedCall, ...errors(502, 503) },
-  };
-  app.post('/calls', { config: { role: 'operator' }, schema }, async (req, reply) => {
+  const schema = routeSchema('/v1/calls', 'post', 'Place one outbound call', 502, 503);
+  typed(app).post('/calls', { config: { role: 'operator' }, schema }, async (req, reply) => {
     if (deps.carriers.length === 0) {
       throw new UnavailableError('no carrier can place outbound calls on this server');
     }

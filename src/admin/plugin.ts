@@ -3,17 +3,16 @@
 // it needs (roles.ts) and the scope refuses a route that does not. Changes made with the cookie must
 // carry the session's anti-forgery header. With no ADMIN_TOKEN configured the API is not mounted.
 import cookie from '@fastify/cookie';
-import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { bearerToken, constantTimeEqual } from '../auth.js';
 import { CsrfError, ForbiddenError, UnauthorizedError } from '../errors.js';
-import { describeFieldErrors, schemaErrors } from '../outbound/field-errors.js';
 import type { Store } from '../store/store.js';
 import { adminTokenFingerprint, parseApiKey, secretMatches, sha256Hex } from './credentials.js';
 import { OpenStreams } from './open-streams.js';
 import { ADMIN_TOKEN_NAME, type AuditAction, type Principal } from './principal.js';
 import { type DeclaredRoute, requireRoleDeclarations, roleAllows } from './roles.js';
-import { CHECKED_BY_HANDLER, SESSION_COOKIE, CSRF_HEADER } from './schemas.js';
+import { SESSION_COOKIE, CSRF_HEADER } from './schemas.js';
+import { adminValidator } from './validation.js';
 
 export type AdminRoutes = (scope: FastifyInstance) => void;
 
@@ -100,19 +99,9 @@ export function adminApi(deps: AdminApiDeps, routes: AdminRoutes[]) {
   return async function plugin(scope: FastifyInstance): Promise<void> {
     await scope.register(cookie);
     requireRoleDeclarations(scope, deps.catalogue ?? []);
-    // Route schemas document the API (/openapi.json) and check params and bodies; query strings and
-    // the bodies marked CHECKED_BY_HANDLER are checked by their handlers, whose messages are precise.
-    scope.setValidatorCompiler(({ schema, httpPart }) => {
-      const s = schema as TSchema & Record<string, unknown>;
-      if (httpPart === 'querystring' || httpPart === 'headers' || s[CHECKED_BY_HANDLER] === true) {
-        return () => true;
-      }
-      return (value: unknown) => {
-        const errors = schemaErrors(s, value);
-        if (errors.length === 0) return { value };
-        return { error: new Error(describeFieldErrors(httpPart ?? 'request', errors)) };
-      };
-    });
+    // Route schemas (src/api) document the API (/openapi.json) and check every query string, path
+    // parameter and body before a handler runs.
+    scope.setValidatorCompiler(adminValidator);
     // Response schemas are documentation: the handlers' answers go out as they are.
     scope.setSerializerCompiler(() => (data) => JSON.stringify(data));
 

@@ -18,7 +18,7 @@ import { byteRange } from './byte-range.js';
 import { ReadsAudited } from './reads-audited.js';
 import { roleAllows } from './roles.js';
 import { callSidOf, settle } from './live-calls.js';
-import { CallSidParams, errors, NoContent, RecordingControlAnswer, WavAudio } from './schemas.js';
+import { routeSchema, typed } from './schemas.js';
 
 export interface RecordingAdminDeps {
   recordings: RecordingStore;
@@ -74,15 +74,19 @@ export function registerRecordingAdminRoutes(scope: FastifyInstance, deps: Recor
     }
   };
 
-  scope.get<{ Params: { callSid: string } }>(
+  const api = typed(scope);
+  api.get(
     '/calls/:callSid/recording',
     {
       config: { role: 'viewer' },
-      schema: {
-        summary: "A call's recording as audio/wav, with Range (a live call's: operators only)",
-        params: CallSidParams,
-        response: { 200: WavAudio, 206: WavAudio, ...errors(404, 416, 503) },
-      },
+      schema: routeSchema(
+        '/v1/calls/{callSid}/recording',
+        'get',
+        "A call's recording as audio/wav, with Range (a live call's: operators only)",
+        404,
+        416,
+        503,
+      ),
     },
     async (request, reply) => {
       const callSid = callSidOf(request.params.callSid);
@@ -113,15 +117,17 @@ export function registerRecordingAdminRoutes(scope: FastifyInstance, deps: Recor
     },
   );
 
-  scope.delete<{ Params: { callSid: string } }>(
+  api.delete(
     '/calls/:callSid/recording',
     {
       config: { role: 'operator' },
-      schema: {
-        summary: "Remove a call's recording from the store",
-        params: CallSidParams,
-        response: { 204: NoContent, ...errors(404, 503) },
-      },
+      schema: routeSchema(
+        '/v1/calls/{callSid}/recording',
+        'delete',
+        "Remove a call's recording from the store",
+        404,
+        503,
+      ),
     },
     async (request, reply) => {
       const callSid = callSidOf(request.params.callSid);
@@ -147,15 +153,18 @@ export function registerRecordingAdminRoutes(scope: FastifyInstance, deps: Recor
   );
 
   for (const action of ['pause', 'resume'] as const satisfies readonly RecordingAction[]) {
-    scope.post<{ Params: { callSid: string } }>(
+    api.post(
       `/calls/:callSid/recording/${action}`,
       {
         config: { role: 'operator' },
-        schema: {
-          summary: `${action === 'pause' ? 'Pause' : 'Resume'} a live call's recording, wherever it runs`,
-          params: CallSidParams,
-          response: { 200: RecordingControlAnswer, ...errors(404, 409, 503) },
-        },
+        schema: routeSchema(
+          `/v1/calls/{callSid}/recording/${action}`,
+          'post',
+          `${action === 'pause' ? 'Pause' : 'Resume'} a live call's recording, wherever it runs`,
+          404,
+          409,
+          503,
+        ),
       },
       async (request) => {
         const callSid = callSidOf(request.params.callSid);

@@ -4,14 +4,14 @@
 //   GET    /session       → 200 {name, role, csrf} of the cookie's session; 401 without one
 //   DELETE /session       → 204, the session ended and the cookie cleared
 //   DELETE /sessions      → 204, every session ended (admin; sessions-end.ts)
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors.js';
 import type { SessionRecord } from '../store/access.js';
 import type { Store } from '../store/store.js';
 import { adminTokenFingerprint, randomToken, sha256Hex } from './credentials.js';
 import { registerEndSessionsRoute } from './sessions-end.js';
 import { principalOfBearer } from './plugin.js';
-import { errors, NoContent, SESSION_COOKIE, SessionBody, SessionView } from './schemas.js';
+import { routeSchema, SESSION_COOKIE, typed } from './schemas.js';
 
 export const SESSION_TTL_MS = 12 * 60 * 60_000;
 
@@ -34,18 +34,17 @@ function cookieOptions(request: FastifyRequest) {
 const view = (session: SessionRecord) => ({ name: session.name, role: session.role, csrf: session.csrf });
 
 export function registerSessionRoutes(scope: FastifyInstance, deps: SessionDeps): void {
-  scope.post<{ Body: { key: string } }>(
+  const api = typed(scope);
+  api.post(
     '/session',
     {
       config: { role: 'public' },
       schema: {
-        summary: 'Sign in with a key: sets the session cookie',
+        ...routeSchema('/v1/session', 'post', 'Sign in with a key: sets the session cookie'),
         security: [],
-        body: SessionBody,
-        response: { 200: SessionView, ...errors() },
       },
     },
-    async (request, reply: FastifyReply) => {
+    async (request, reply) => {
       const principal = await principalOfBearer(request.body.key, deps);
       if (!principal) throw new UnauthorizedError('the key is not valid');
       const value = randomToken();
@@ -66,12 +65,9 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: SessionDeps)
     },
   );
 
-  scope.get(
+  api.get(
     '/session',
-    {
-      config: { role: 'viewer' },
-      schema: { summary: "The cookie's session", response: { 200: SessionView, ...errors() } },
-    },
+    { config: { role: 'viewer' }, schema: routeSchema('/v1/session', 'get', "The cookie's session") },
     async (request) => {
       const session = request.principal?.session;
       if (!session) throw new UnauthorizedError('no session: sign in with POST /v1/session');
@@ -79,12 +75,9 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: SessionDeps)
     },
   );
 
-  scope.delete(
+  api.delete(
     '/session',
-    {
-      config: { role: 'viewer' },
-      schema: { summary: 'Sign out', response: { 204: NoContent, ...errors() } },
-    },
+    { config: { role: 'viewer' }, schema: routeSchema('/v1/session', 'delete', 'Sign out') },
     async (request, reply) => {
       const session = request.principal?.session;
       if (session) await deps.store.deleteSession(session.id);

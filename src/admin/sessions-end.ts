@@ -4,17 +4,18 @@
 //   DELETE /sessions → 204, audited as sessions.end
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../store/store.js';
-import { errors, NoContent } from './schemas.js';
+import { routeSchema } from './schemas.js';
 
 export function registerEndSessionsRoute(scope: FastifyInstance, deps: { store: Store }): void {
   scope.delete(
     '/sessions',
     {
       config: { role: 'admin' },
-      schema: {
-        summary: 'End every console session and close the streams they opened',
-        response: { 204: NoContent, ...errors() },
-      },
+      schema: routeSchema(
+        '/v1/sessions',
+        'delete',
+        'End every console session and close the streams they opened',
+      ),
     },
     async (request, reply) => {
       await deps.store.deleteAllSessions();

@@ -1,24 +1,13 @@
 // A campaign's progress for the terminal: a block redrawn in place on a TTY, one plain line per
 // change otherwise (logs, pipes, CI).
 
-/** The part of the admin API's campaign view the display reads. */
-export interface CampaignSnapshot {
-  id: string;
-  name: string;
-  state: string;
-  startedAt: string | null;
-  endedAt: string | null;
-  pause: { by: string; reason: string } | null;
-  progress: {
-    contacts: Record<string, number> & { total: number };
-    outcomes: Record<string, number>;
-    inFlight: number;
-    pace: { set: number; achieved: number };
-    etaSeconds: number | null;
-  };
-}
+import { type Campaign, CONTACT_STATES } from '../api/campaigns.js';
 
-const STATES = ['pending', 'dialing', 'retry', 'done'];
+/** The part of the admin API's campaign view the display reads (src/api/campaigns.ts). */
+export type CampaignSnapshot = Pick<
+  Campaign,
+  'id' | 'name' | 'state' | 'startedAt' | 'endedAt' | 'pause' | 'progress'
+>;
 
 /** Seconds the campaign has run: from its start to its end, or to now. */
 function ranSeconds(snapshot: CampaignSnapshot, nowMs: number): number {
@@ -59,7 +48,7 @@ export function progressBlock(snapshot: CampaignSnapshot, nowMs: number): string
   const { contacts, inFlight, pace } = snapshot.progress;
   const lines = [
     `campaign ${snapshot.id} "${snapshot.name}": ${snapshot.state} (${duration(ranSeconds(snapshot, nowMs))})`,
-    `contacts  ${contacts.total} total · ${STATES.map((s) => `${contacts[s] ?? 0} ${s}`).join(' · ')}`,
+    `contacts  ${contacts.total} total · ${CONTACT_STATES.map((s) => `${contacts[s] ?? 0} ${s}`).join(' · ')}`,
     `outcomes  ${outcomes(snapshot)}`,
     `calls     ${inFlight} in flight · pace ${rate(pace.achieved)}/s (set ${rate(pace.set)}/s)${left(snapshot)}`,
   ];
@@ -95,13 +84,8 @@ export function eraseLines(lines: number): string {
 }
 
 /** A campaign as `campaign list` shows it. */
-export interface CampaignListEntry {
-  id: string;
-  name: string;
-  state: string;
-  createdAt?: string;
-  progress?: CampaignSnapshot['progress'];
-}
+export type CampaignListEntry = Pick<Campaign, 'id' | 'name' | 'state'> &
+  Partial<Pick<Campaign, 'createdAt' | 'progress'>>;
 
 /** `campaign list`: one row per campaign, newest first, in columns. */
 export function campaignTable(campaigns: readonly CampaignListEntry[]): string[] {

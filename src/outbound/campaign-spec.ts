@@ -1,30 +1,18 @@
 // The campaign JSON of `POST /v1/campaigns`: its shape (TypeBox, unknown fields refused), the rules
 // that span fields or need the configuration (profiles, carriers, numbers, zones), and the
 // defaults. Every bad field is named once in one 400 answer.
-import { type Static, Type } from '@sinclair/typebox';
+import { CampaignInput } from '../api/campaigns.js';
 import { readRecordingSettings } from '../config/recording.js';
 import type { AgentProfile } from '../config/types.js';
 import { BadRequestError } from '../errors.js';
 import { describeFieldErrors, type FieldError, schemaErrors } from './field-errors.js';
 import { normalizePhone } from './phone.js';
-import { type CampaignSpec, RETRY_ON, WEEKDAYS } from '../store/campaign-records.js';
+import type { CampaignSpec } from '../store/campaign-records.js';
 import { ianaZone } from './timezone.js';
-import { MAX_VOICEMAIL_AUDIO_URL_CHARS, voicemailAudioUrlProblem } from './voicemail-audio-url.js';
+import { voicemailAudioUrlProblem } from './voicemail-audio-url.js';
 import { windowProblem } from './windows.js';
 
-export const CAMPAIGN_LIMITS = {
-  maxNameChars: 100,
-  maxFromNumbers: 100,
-  maxWindows: 28,
-  minCallsPerSecond: 0.01,
-  maxCallsPerSecond: 100,
-  maxConcurrent: 1_000,
-  maxAttempts: 10,
-  maxDelaySeconds: 30 * 24 * 3_600,
-  maxVoicemailChars: 2_000,
-  minBreakerWindowSeconds: 10,
-  maxBreakerWindowSeconds: 3_600,
-} as const;
+export { CAMPAIGN_LIMITS, CampaignInput } from '../api/campaigns.js';
 
 export const CAMPAIGN_DEFAULTS = {
   timezone: 'UTC',
@@ -37,106 +25,6 @@ export const CAMPAIGN_DEFAULTS = {
   windowSeconds: 120,
   minCalls: 10,
 } as const;
-
-const L = CAMPAIGN_LIMITS;
-const oneOf = <T extends string>(values: readonly T[]) =>
-  Type.Union(
-    values.map((v) => Type.Literal(v)),
-    { errorMessage: `must be one of ${values.join(', ')}` },
-  );
-const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
-const closed = { additionalProperties: false } as const;
-
-const WindowInput = Type.Object(
-  {
-    days: Type.Array(oneOf(WEEKDAYS), { minItems: 1, maxItems: 7, uniqueItems: true }),
-    start: Type.String({ maxLength: 5 }),
-    end: Type.String({ maxLength: 5 }),
-  },
-  closed,
-);
-
-export const CampaignInput = Type.Object(
-  {
-    name: Text(L.maxNameChars),
-    profile: Type.Optional(Text(64)),
-    carrier: Type.Optional(Text(32)),
-    from: Type.Optional(Type.Array(Text(40), { maxItems: L.maxFromNumbers })),
-    schedule: Type.Optional(
-      Type.Object(
-        {
-          timezone: Type.Optional(Text(64)),
-          windows: Type.Optional(Type.Array(WindowInput, { maxItems: L.maxWindows })),
-        },
-        closed,
-      ),
-    ),
-    pacing: Type.Optional(
-      Type.Object(
-        {
-          callsPerSecond: Type.Optional(
-            Type.Number({
-              minimum: L.minCallsPerSecond,
-              maximum: L.maxCallsPerSecond,
-              errorMessage: `must be a number from ${L.minCallsPerSecond} to ${L.maxCallsPerSecond}`,
-            }),
-          ),
-          maxConcurrent: Type.Optional(Type.Integer({ minimum: 1, maximum: L.maxConcurrent })),
-        },
-        closed,
-      ),
-    ),
-    retry: Type.Optional(
-      Type.Object(
-        {
-          maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: L.maxAttempts })),
-          delaySeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: L.maxDelaySeconds })),
-          on: Type.Optional(Type.Array(oneOf(RETRY_ON), { uniqueItems: true, maxItems: RETRY_ON.length })),
-        },
-        closed,
-      ),
-    ),
-    amd: Type.Optional(
-      Type.Object(
-        {
-          mode: Type.Optional(oneOf(['off', 'voicemail', 'hangup'] as const)),
-          voicemail: Type.Optional(
-            Type.Object(
-              {
-                text: Type.Optional(Text(L.maxVoicemailChars)),
-                audioUrl: Type.Optional(Text(MAX_VOICEMAIL_AUDIO_URL_CHARS)),
-              },
-              closed,
-            ),
-          ),
-        },
-        closed,
-      ),
-    ),
-    // Checked with the reader profiles and calls share (config/recording.ts).
-    recording: Type.Optional(Type.Unknown()),
-    breaker: Type.Optional(
-      Type.Object(
-        {
-          failureShare: Type.Optional(
-            Type.Number({
-              exclusiveMinimum: 0,
-              maximum: 1,
-              errorMessage: 'must be a number above 0 and at most 1',
-            }),
-          ),
-          windowSeconds: Type.Optional(
-            Type.Integer({ minimum: L.minBreakerWindowSeconds, maximum: L.maxBreakerWindowSeconds }),
-          ),
-          minCalls: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
-        },
-        closed,
-      ),
-    ),
-  },
-  closed,
-);
-export type CampaignInput = Static<typeof CampaignInput>;
 
 export interface CampaignSpecContext {
   profiles: Readonly<Record<string, AgentProfile>>;

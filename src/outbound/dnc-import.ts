@@ -2,24 +2,14 @@
 // CSV with a `phone` column (and an optional `country` column for national numbers). Each number is
 // judged on its own; bad ones come back with their row and reason. Read in slices that yield to the
 // event loop (slices.ts), so a large list never stalls live calls.
-import { Type } from '@sinclair/typebox';
+import { DncJson, MAX_DNC_NUMBERS_PER_UPLOAD } from '../api/dnc.js';
 import { BadRequestError } from '../errors.js';
 import type { RejectedRow } from './contacts-import.js';
 import { checkBody } from './field-errors.js';
 import { normalizePhone } from './phone.js';
 import { mapInSlices, parseCsvInSlices, STORE_BATCH, yieldToLoop } from './slices.js';
 
-export const MAX_DNC_NUMBERS_PER_UPLOAD = 50_000;
-
-const DncJson = Type.Object(
-  {
-    numbers: Type.Array(Type.String({ maxLength: 64 }), {
-      minItems: 1,
-      maxItems: MAX_DNC_NUMBERS_PER_UPLOAD,
-    }),
-  },
-  { additionalProperties: false },
-);
+export { MAX_DNC_NUMBERS_PER_UPLOAD };
 
 export interface DncImport {
   numbers: string[];

@@ -1,29 +1,13 @@
 // A campaign's progress: contacts per state, final outcomes, calls in flight, the pace set and the
 // pace achieved over the last minute, and an estimate of the time left.
 import type { Store } from '../store/store.js';
-import type { CampaignRecord, ContactState, FinalOutcome } from '../store/campaign-records.js';
+import type { CampaignProgress } from '../api/campaigns.js';
+import type { CampaignRecord } from '../store/campaign-records.js';
 
 export const PACE_WINDOW_MS = 60_000;
 
-export interface CampaignProgress {
-  contacts: Record<ContactState, number> & { total: number };
-  outcomes: Record<FinalOutcome, number>;
-  inFlight: number;
-  pace: {
-    /** Calls per second the campaign is set to. */
-    set: number;
-    /** Calls begun per second over the last minute (or since the start, if sooner). */
-    achieved: number;
-  };
-  /**
-   * Seconds until the campaign's calls are over: every waiting contact dialed at the pace achieved
-   * (the pace set before the first minute), plus the length of a call, judged by the oldest call
-   * in flight (a call lasts at least as long as the longest one still going). So calls that still
-   * ring or talk count: nothing waiting but calls up is not "0s left". Null unless running; retry
-   * delays and closed windows make it longer.
-   */
-  etaSeconds: number | null;
-}
+/** As the wire contract declares it (src/api/campaigns.ts). */
+export type { CampaignProgress } from '../api/campaigns.js';
 
 export async function campaignProgress(
   store: Store,

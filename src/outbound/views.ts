@@ -1,11 +1,11 @@
 // Campaigns and contacts as the admin API shows them: times as ISO 8601, the spec's fields at the
 // top level as they were sent, and the progress beside them.
-import type { CampaignProgress } from './progress.js';
+import type { Campaign, CampaignProgress, Contact } from '../api/campaigns.js';
 import type { AttemptSummary, CampaignRecord, ContactRecord } from '../store/campaign-records.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function campaignView(campaign: CampaignRecord, progress: CampaignProgress) {
+export function campaignView(campaign: CampaignRecord, progress: CampaignProgress): Campaign {
   const { spec } = campaign;
   return {
     id: campaign.id,
@@ -29,7 +29,7 @@ export function campaignView(campaign: CampaignRecord, progress: CampaignProgres
     progress,
   };
 }
-export type CampaignView = ReturnType<typeof campaignView>;
+export type CampaignView = Campaign;
 
 function attemptView(attempt: AttemptSummary) {
   return {
@@ -47,7 +47,7 @@ function attemptView(attempt: AttemptSummary) {
   };
 }
 
-export function contactView(contact: ContactRecord) {
+export function contactView(contact: ContactRecord): Contact {
   const waiting = contact.state === 'pending' || contact.state === 'retry';
   return {
     id: contact.seq,

@@ -2,8 +2,10 @@
 // a WAV the server fetches once and plays after the beep (src/call/outbound/voicemail-recordings.ts). It is
 // kept in the call's context (src/call/outbound/outbound-context.ts), whose size is bounded, so it is kept short.
 
+import { MAX_VOICEMAIL_AUDIO_URL_CHARS } from '../api/campaigns.js';
+
 /** Characters an audio URL may hold: the context it is kept in is bounded too. */
-export const MAX_VOICEMAIL_AUDIO_URL_CHARS = 1_000;
+export { MAX_VOICEMAIL_AUDIO_URL_CHARS };
 
 /** What is wrong with `value` as a voicemail's audio URL, or null when it is one. */
 export function voicemailAudioUrlProblem(value: unknown): string | null {

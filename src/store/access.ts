@@ -2,8 +2,9 @@
 // them, and the audit log of control actions (docs/console.md). One port, both adapters, one
 // contract suite (test/store/access-contract.ts).
 
-export const ROLES = ['viewer', 'operator', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
+export { ROLES, type Role } from '../api/common.js';
+import type { AuditEntry as ApiAuditEntry } from '../api/access.js';
+import type { Role } from '../api/common.js';
 
 /** An API key as stored: the secret itself never is, only its SHA-256. */
 export interface ApiKeyRecord {
@@ -33,18 +34,11 @@ export interface SessionRecord {
   expiresAtMs: number;
 }
 
-export interface AuditEntryInput {
-  atMs: number;
-  /** The key's id; null for ADMIN_TOKEN and the local CLI, which are no stored key (names reserved). */
-  keyId?: string | null;
-  keyName: string;
-  role: Role;
-  /** `call.hangup`, `campaign.start`, … (docs/console.md lists them). */
-  action: string;
-  /** What it acted on: a callSid, a campaign id, a number, a key id. */
-  target: string;
-  detail?: Record<string, unknown>;
-}
+/**
+ * An audit entry as stored: the API's (src/api/access.ts: keyName, role, action, target, detail)
+ * with its moment in milliseconds.
+ */
+export type AuditEntryInput = Omit<ApiAuditEntry, 'id' | 'at'> & { atMs: number };
 
 export interface AuditEntry extends AuditEntryInput {
   id: string;

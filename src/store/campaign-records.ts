@@ -3,52 +3,34 @@ import type { RecordingSettings } from '../config/recording.js';
 // The store keeps these (src/store/campaign-store.ts); the dialer and the admin API read and change
 // them only through the store's atomic steps.
 
-export const CAMPAIGN_STATES = ['draft', 'running', 'paused', 'completed', 'cancelled'] as const;
-export type CampaignState = (typeof CAMPAIGN_STATES)[number];
-
-/**
- * A contact is `pending` until its first attempt, `dialing` while an attempt is open, `retry` while
- * it waits for another attempt, and `done` once it has its final outcome.
- */
-export const CONTACT_STATES = ['pending', 'dialing', 'retry', 'done'] as const;
-export type ContactState = (typeof CONTACT_STATES)[number];
-
-/** How one attempt ended. */
-export const ATTEMPT_OUTCOMES = [
-  'completed',
-  'voicemail_left',
-  'machine',
-  'busy',
-  'no_answer',
-  'failed',
-  'cancelled',
-] as const;
-export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
-
-/** A contact's final outcome: an attempt's, or `dnc` (listed before a dial) or `invalid` (not a number). */
-export const FINAL_OUTCOMES = [...ATTEMPT_OUTCOMES, 'dnc', 'invalid'] as const;
-export type FinalOutcome = (typeof FINAL_OUTCOMES)[number];
+export {
+  ATTEMPT_OUTCOMES,
+  type AttemptOutcome,
+  CAMPAIGN_STATES,
+  type CallingWindow,
+  type CampaignState,
+  CONTACT_STATES,
+  type ContactState,
+  FINAL_OUTCOMES,
+  type FinalOutcome,
+  RETRY_ON,
+  type RetryOn,
+  WEEKDAYS,
+  type Weekday,
+} from '../api/campaigns.js';
+import type {
+  AttemptOutcome,
+  CampaignSettings,
+  CampaignState,
+  ContactState,
+  FinalOutcome,
+} from '../api/campaigns.js';
 
 /** Who answered, as answering-machine detection judged it. */
 export type AnsweredBy = 'human' | 'machine' | 'unknown';
 
-export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
-
-/** Outcomes a campaign may retry; `voicemail` covers `voicemail_left` and `machine`. */
-export const RETRY_ON = ['busy', 'no_answer', 'failed', 'voicemail'] as const;
-export type RetryOn = (typeof RETRY_ON)[number];
-
-export interface CallingWindow {
-  days: Weekday[];
-  /** `HH:MM`, local to the contact. */
-  start: string;
-  /** `HH:MM` after `start`; `24:00` is the end of the day. */
-  end: string;
-}
-
-/** What a campaign does, validated, with every default filled in. */
-export interface CampaignSpec {
+/** What a campaign does, validated, with every default filled in (the settings as the API shows them). */
+export interface CampaignSpec extends CampaignSettings {
   /** Its calls are recorded (docs/recordings.md); absent: as the profile says. */
   recording?: RecordingSettings;
   name: string;
@@ -57,20 +39,6 @@ export interface CampaignSpec {
   carrier: string | null;
   /** Caller IDs, E.164; empty: the carrier's default. */
   from: string[];
-  schedule: {
-    /** IANA zone of contacts whose own zone is neither given nor derivable from the number. */
-    timezone: string;
-    /** Empty: calls may go at any hour. */
-    windows: CallingWindow[];
-  };
-  pacing: { callsPerSecond: number; maxConcurrent: number };
-  retry: { maxAttempts: number; delaySeconds: number; on: RetryOn[] };
-  amd: {
-    mode: 'off' | 'voicemail' | 'hangup';
-    /** The message left after the beep (mode `voicemail`): text the agent speaks, or audio to play. */
-    voicemail: { text?: string; audioUrl?: string } | null;
-  };
-  breaker: { failureShare: number; windowSeconds: number; minCalls: number };
 }
 
 export interface PauseReason {

@@ -4,29 +4,17 @@
 //   GET  /webhooks/dead-letters[?limit=N]      → 200 {"deadLetters": [...]}, newest first
 //   POST /webhooks/dead-letters/:id/retry      → 202 {"status": "requeued", "id": …}; 404 if no such dead letter
 import type { FastifyInstance } from 'fastify';
-import { BadRequestError, NotFoundError } from '../errors.js';
+import { PAGE_LIMITS } from '../api/common.js';
+import type { DeadLetter as DeadLetterView } from '../api/webhooks.js';
+import { NotFoundError } from '../errors.js';
 import type { DeadLetter, Store } from '../store/store.js';
-import { DeadLetterQuery, DeadLetters, errors, IdParams, Requeued } from '../admin/schemas.js';
+import { routeSchema, typed } from '../admin/schemas.js';
+import { adminValidator } from '../admin/validation.js';
 
 export interface WebhookAdminDeps {
   store: Store;
   /** Called after a requeue, e.g. to wake the local drainer at once. */
   onRequeued?: () => void;
-}
-
-const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 1000;
-
-export interface DeadLetterView {
-  id: string;
-  name: string;
-  provider: string;
-  idempotencyKey: string;
-  attempts: number;
-  enqueuedAt: string;
-  deadAt: string;
-  lastError: string | null;
-  payload: unknown;
 }
 
 function view(letter: DeadLetter): DeadLetterView {
@@ -43,41 +31,29 @@ function view(letter: DeadLetter): DeadLetterView {
   };
 }
 
-function parseLimit(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_LIMIT;
-  const limit = Number(raw);
-  if (!/^\d+$/.test(raw) || limit < 1 || limit > MAX_LIMIT) {
-    throw new BadRequestError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
-  }
-  return limit;
-}
-
 export function registerWebhookAdminRoutes(scope: FastifyInstance, deps: WebhookAdminDeps): void {
-  scope.get<{ Querystring: { limit?: string } }>(
+  const api = typed(scope);
+  api.get(
     '/webhooks/dead-letters',
     {
       config: { role: 'viewer' },
-      schema: {
-        summary: "The webhook queue's dead letters",
-        querystring: DeadLetterQuery,
-        response: { 200: DeadLetters, ...errors() },
-      },
+      schema: routeSchema('/v1/webhooks/dead-letters', 'get', "The webhook queue's dead letters"),
+      // Checked as in the admin scope wherever these routes are mounted (the gateway's tests mount them alone).
+      validatorCompiler: adminValidator,
     },
     async (request) => {
-      const letters = await deps.store.listDeadLetters(parseLimit(request.query.limit));
+      const limit = request.query.limit ?? PAGE_LIMITS.deadLetters.fallback;
+      const letters = await deps.store.listDeadLetters(limit);
       return { deadLetters: letters.map(view) };
     },
   );
 
-  scope.post<{ Params: { id: string } }>(
+  api.post(
     '/webhooks/dead-letters/:id/retry',
     {
       config: { role: 'admin' },
-      schema: {
-        summary: 'Requeue a dead letter',
-        params: IdParams,
-        response: { 202: Requeued, ...errors(404) },
-      },
+      schema: routeSchema('/v1/webhooks/dead-letters/{id}/retry', 'post', 'Requeue a dead letter', 404),
+      validatorCompiler: adminValidator,
     },
     async (request, reply) => {
       const { id } = request.params;

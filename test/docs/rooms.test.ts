@@ -20,6 +20,8 @@ const LEVELS: readonly (readonly string[])[] = [
   ['trust'],
   ['agent', 'speech'],
   ['audio', 'store', 'config', 'metrics', 'log.ts', 'errors.ts', 'auth.ts', 'http-errors.ts', 'retry.ts'],
+  // The wire contract: under everything, since the server's types derive from it.
+  ['api'],
 ];
 const TOOLS = new Set(['sim', 'bench', 'doctor', 'campaign-cli']);
 
@@ -37,7 +39,7 @@ function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sources(path);
-    return name.endsWith('.ts') ? [path] : [];
+    return /\.tsx?$/.test(name) ? [path] : [];
   });
 }
 
@@ -46,6 +48,12 @@ function importsOf(file: string): string[] {
   return [...text.matchAll(/^(?:import|export)\b[^;]*?from '(\.[^']+)'/gms)].map((m) =>
     resolve(dirname(file), m[1]!).replace(/\.js$/, '.ts'),
   );
+}
+
+/** Every package a file imports by name (`@sinclair/typebox`, `preact/hooks`). */
+function packagesOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/^(?:import|export)\b[^;]*?from '([^.'][^']*)'/gms)].map((m) => m[1]!);
 }
 
 describe('rooms', () => {
@@ -74,6 +82,31 @@ describe('rooms', () => {
       importsOf(file).some((target) => roomOf(target) === 'carriers'),
     );
     expect(reaching.map((file) => relative(SRC, file))).toEqual([]);
+  });
+
+  it('the wire contract imports nothing of the server, only TypeBox', () => {
+    const api = sources(join(SRC, 'api'));
+    expect(api.length).toBeGreaterThan(5);
+    const outside = api.flatMap((file) => [
+      ...importsOf(file)
+        .filter((target) => roomOf(target) !== 'api')
+        .map((target) => `${relative(SRC, file)} imports ${relative(SRC, target)}`),
+      ...packagesOf(file)
+        .filter((name) => name !== '@sinclair/typebox')
+        .map((name) => `${relative(SRC, file)} imports ${name}`),
+    ]);
+    expect(outside).toEqual([]);
+  });
+
+  it('the console (web/) imports only the wire contract of src/', () => {
+    const web = sources(join(ROOT, 'web', 'src'));
+    expect(web.length).toBeGreaterThan(10);
+    const reaching = web.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => !target.startsWith(join(ROOT, 'web')) && !target.startsWith(join(SRC, 'api')))
+        .map((target) => `${relative(ROOT, file)} imports ${relative(ROOT, target)}`),
+    );
+    expect(reaching).toEqual([]);
   });
 
   it('the call core imports no carrier', () => {

@@ -1,5 +1,9 @@
 // The console is a client of the public admin API (docs/console.md): same-origin requests carrying
-// the session cookie, and the CSRF header on every request that changes something.
+// the session cookie, and the CSRF header on every request that changes something. Its paths and
+// types come from the wire contract (src/api/operations.ts), the same schemas /openapi.json is made
+// of: a path the contract lacks, or a field its schemas lack, fails the type-check.
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { Operations } from '../../src/api/index.js';
 
 /** An answer other than 2xx, with the `{"error": {"code", "message"}}` body the API sends. */
 export class ApiError extends Error {
@@ -25,12 +29,69 @@ export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
 
-type Body = { json: unknown } | { csv: string } | undefined;
+type Method = 'get' | 'post' | 'delete';
+export type Path = keyof Operations;
+/** The paths of the contract that answer `method`. */
+export type PathOf<M extends Method> = {
+  [P in Path]: M extends keyof Operations[P] ? P : never;
+}[Path];
+type Operation<P extends Path, M extends Method> = M extends keyof Operations[P] ? Operations[P][M] : never;
 
-export async function request<T>(method: string, path: string, body?: Body): Promise<T> {
+type StaticOf<S> = S extends TSchema ? Static<S> : never;
+/** What a successful answer carries: the first 2xx the operation declares; nothing for a 204. */
+type Answer<O> = O extends { response: infer R }
+  ? 200 extends keyof R
+    ? StaticOf<R[200]>
+    : 201 extends keyof R
+      ? StaticOf<R[201]>
+      : 202 extends keyof R
+        ? StaticOf<R[202]>
+        : undefined
+  : never;
+type ParamsOf<O> = O extends { params: infer S } ? { params: StaticOf<S> } : { params?: never };
+/**
+ * Query values as the console has them: the names are the contract's, the values may be the text
+ * a person typed (the server checks them); numbers go out as their text.
+ */
+type QueryOf<O> = O extends { querystring: infer S }
+  ? { query?: { [K in keyof StaticOf<S>]?: StaticOf<S>[K] | string } }
+  : { query?: never };
+type BodyOf<O> = O extends { body: { content: { 'application/json': { schema: infer J } } } }
+  ? { json: StaticOf<J> } | { csv: string }
+  : O extends { body: infer S }
+    ? { json: StaticOf<S> }
+    : never;
+export type Options<P extends Path, M extends Method> = ParamsOf<Operation<P, M>> &
+  QueryOf<Operation<P, M>> &
+  (M extends 'post' ? { body?: BodyOf<Operation<P, M>> } : unknown);
+
+/** The URL of `path` with its `{name}` parameters filled in and the query's given values. */
+export function url<P extends Path>(
+  path: P,
+  options: { params?: Record<string, string>; query?: Record<string, unknown> } = {},
+): string {
+  const filled = path.replace(/\{(\w+)\}/g, (_, name: string) =>
+    encodeURIComponent(options.params?.[name] ?? ''),
+  );
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(options.query ?? {})) {
+    if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  }
+  const text = search.toString();
+  return text === '' ? filled : `${filled}?${text}`;
+}
+
+interface RequestOptions {
+  params?: Record<string, string>;
+  query?: Record<string, unknown>;
+  body?: { json: unknown } | { csv: string };
+}
+
+async function request(method: Method, path: Path, options: RequestOptions): Promise<unknown> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (method !== 'GET' && method !== 'HEAD' && csrfToken !== null) headers['x-callbridge-csrf'] = csrfToken;
+  if (method !== 'get' && csrfToken !== null) headers['x-callbridge-csrf'] = csrfToken;
   let payload: string | undefined;
+  const { body } = options;
   if (body !== undefined && 'json' in body) {
     headers['content-type'] = 'application/json';
     payload = JSON.stringify(body.json);
@@ -38,8 +99,14 @@ export async function request<T>(method: string, path: string, body?: Body): Pro
     headers['content-type'] = 'text/csv';
     payload = body.csv;
   }
-  const res = await fetch(path, { method, headers, body: payload, credentials: 'same-origin' });
-  if (res.status === 204) return undefined as T;
+  const target = url(path, options);
+  const res = await fetch(target, {
+    method: method.toUpperCase(),
+    headers,
+    body: payload,
+    credentials: 'same-origin',
+  });
+  if (res.status === 204) return undefined;
   const text = await res.text();
   const parsed = text === '' ? undefined : safeJson(text);
   if (!res.ok) {
@@ -47,7 +114,7 @@ export async function request<T>(method: string, path: string, body?: Body): Pro
     if (res.status === 401 && path !== '/v1/session') onSignedOut();
     throw new ApiError(res.status, error?.code ?? 'HTTP_' + res.status, error?.message ?? res.statusText);
   }
-  return parsed as T;
+  return parsed;
 }
 
 function safeJson(text: string): unknown {
@@ -58,13 +125,19 @@ function safeJson(text: string): unknown {
   }
 }
 
-export const get = <T>(path: string) => request<T>('GET', path);
-export const post = <T>(path: string, json?: unknown) =>
-  request<T>('POST', path, json === undefined ? undefined : { json });
-export const postCsv = <T>(path: string, csv: string) => request<T>('POST', path, { csv });
-export const del = (path: string) => request<void>('DELETE', path);
+// The answer is what the contract says `path` answers: the server's routes take their schemas
+// from the same table (test/console/contract.test.ts holds the two to /openapi.json).
+export const get = <P extends PathOf<'get'>>(path: P, ...options: OptionalIfEmpty<Options<P, 'get'>>) =>
+  request('get', path, (options[0] ?? {}) as RequestOptions) as Promise<Answer<Operation<P, 'get'>>>;
+export const post = <P extends PathOf<'post'>>(path: P, ...options: OptionalIfEmpty<Options<P, 'post'>>) =>
+  request('post', path, (options[0] ?? {}) as RequestOptions) as Promise<Answer<Operation<P, 'post'>>>;
+export const del = <P extends PathOf<'delete'>>(path: P, ...options: OptionalIfEmpty<Options<P, 'delete'>>) =>
+  request('delete', path, (options[0] ?? {}) as RequestOptions) as Promise<Answer<Operation<P, 'delete'>>>;
 
-/** A query string of the given values, leaving out empty ones. */
+/** Options may be left out when none is required (no path parameter). */
+type OptionalIfEmpty<T> = T extends { params: Record<string, unknown> } ? [T] : [T?];
+
+/** A query string of the given values, leaving out empty ones (for the console's own addresses). */
 export function query(values: Record<string, string | undefined>): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(values)) if (value) params.set(name, value);

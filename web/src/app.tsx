@@ -27,7 +27,7 @@ export function App() {
 
   useEffect(() => {
     whenSignedOut(() => signedIn(null));
-    get<Session>('/v1/session').then(signedIn, (err: unknown) => {
+    get('/v1/session').then(signedIn, (err: unknown) => {
       if (!(err instanceof ApiError) || err.status !== 401) console.warn('session check failed', err);
       signedIn(null);
     });

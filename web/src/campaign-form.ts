@@ -1,6 +1,7 @@
 // The New campaign form's fields and the campaign JSON they make (CONTRACT's campaign JSON):
 // empty fields are left out so the server's defaults apply. Pure, so it is tested without a browser.
-import { RETRY_ON, WEEKDAYS } from '../../src/store/campaign-records.js';
+import type { CampaignInput } from '../../src/api/index.js';
+import { RETRY_ON, WEEKDAYS } from '../../src/api/vocabulary.js';
 
 export type Weekday = (typeof WEEKDAYS)[number];
 export type RetryOn = (typeof RETRY_ON)[number];
@@ -53,18 +54,17 @@ export const EMPTY_CAMPAIGN: CampaignFields = {
   consentText: '',
 };
 
-type Json = Record<string, unknown>;
-
 /** Drops the keys whose value is undefined, and gives undefined for an object left empty. */
-function compact(object: Json): Json | undefined {
+function compact<T extends object>(object: T): T | undefined {
   const kept = Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));
-  return Object.keys(kept).length === 0 ? undefined : kept;
+  // Only keys holding undefined were dropped: what is left is still a T.
+  return Object.keys(kept).length === 0 ? undefined : (kept as T);
 }
 
 const text = (value: string) => (value.trim() === '' ? undefined : value.trim());
 const number = (value: string) => (value.trim() === '' ? undefined : Number(value));
 
-export function campaignJson(fields: CampaignFields): Json {
+export function campaignJson(fields: CampaignFields): CampaignInput {
   const from = fields.from
     .split(/[\s,]+/)
     .map((n) => n.trim())

@@ -1,6 +1,8 @@
 // Small hooks the screens share: a request's state, and a server-sent event stream's.
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { describe } from './api.js';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { Operations } from '../../src/api/index.js';
+import { describe, url } from './api.js';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -47,13 +49,31 @@ export type StreamState = 'connecting' | 'live' | 'reconnecting';
 /** EventSource retries by itself after a dropped connection, but gives up on an HTTP error: retry then too. */
 const REOPEN_AFTER_MS = 3_000;
 
+/** The paths of the contract that serve a server-sent event stream, and the events of each. */
+type FeedPath = {
+  [P in keyof Operations]: Operations[P] extends { get: { feed: Record<string, TSchema> } } ? P : never;
+}[keyof Operations];
+type Feed<P extends FeedPath> = Operations[P] extends { get: { feed: infer F } } ? F : never;
+export type FeedHandlers<P extends FeedPath> = {
+  [Name in keyof Feed<P>]?: Feed<P>[Name] extends TSchema ? (data: Static<Feed<P>[Name]>) => void : never;
+};
+
 /**
- * Follows a server-sent event stream while the component lives; `handlers` maps event names to
- * handlers of their parsed JSON data. `url` null means no stream.
+ * Follows the server-sent event stream of `path` while the component lives; `handlers` maps the
+ * contract's event names to handlers of their data. `path` null means no stream.
  */
-export function useEventStream(
+export function useEventStream<P extends FeedPath>(
+  path: P | null,
+  params: Record<string, string>,
+  handlers: FeedHandlers<P>,
+): StreamState {
+  const address = path === null ? null : url(path, { params });
+  return useEventSource(address, handlers as Record<string, ((data: unknown) => void) | undefined>);
+}
+
+function useEventSource(
   url: string | null,
-  handlers: Record<string, (data: unknown) => void>,
+  handlers: Record<string, ((data: unknown) => void) | undefined>,
 ): StreamState {
   const [state, setState] = useState<StreamState>('connecting');
   const handlersRef = useRef(handlers);

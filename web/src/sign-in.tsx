@@ -13,7 +13,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
     setBusy(true);
     setError(null);
     try {
-      onSignedIn(await post<Session>('/v1/session', { key: key.trim() }));
+      onSignedIn(await post('/v1/session', { body: { json: { key: key.trim() } } }));
     } catch (err) {
       setError(err instanceof ApiError && err.status === 401 ? 'That key is not valid.' : describe(err));
       setBusy(false);

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import { END_REASONS, type EndReason } from './end-reason.js';
 import type { HeardReply } from '../downlink/heard-audio.js';
 export type { EndReason } from './end-reason.js';
+import type { CallIdentity } from '../../api/calls.js';
 import type {
   AgentTurnLatency,
   CallRecord,
@@ -15,16 +16,8 @@ import type {
   TurnRecord,
 } from '../../store/call-record.js';
 
-/** The call's identity as the record states it. */
-export interface CallLogInfo {
-  callSid: string;
-  streamSid: string;
-  carrier: string;
-  direction: 'inbound' | 'outbound';
-  from: string;
-  to: string;
-  profileName: string;
-}
+/** The call's identity as the record states it (src/api/calls.ts), with its stream and profile. */
+export type CallLogInfo = CallIdentity & { streamSid: string; profileName: string };
 
 /** Per-turn latency reports kept in a record; a long call's later turns add little. */
 const MAX_LATENCY_REPORTS = 200;

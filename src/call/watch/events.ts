@@ -1,12 +1,10 @@
 // What happens on a call, as observers see it (the `callbridge call` feed, logs). Subscribers
 // may arrive before the call's media stream does, so the hub is keyed by CallSid, not by session.
 
-export type CallEvent =
-  | { type: 'transcript'; role: 'user' | 'assistant'; content: string; interrupted?: boolean }
-  | { type: 'barge-in' }
-  | { type: 'function'; name: string; outcome: string }
-  | { type: 'dtmf'; digits: string }
-  | { type: 'end'; reason: string };
+import type { CallEvent } from '../../api/events.js';
+
+/** As the wire contract declares it (src/api/events.ts). */
+export type { CallEvent } from '../../api/events.js';
 
 type Listener = (event: CallEvent) => void;
 

@@ -2,21 +2,11 @@
 // admin API lists and controls live calls, whichever instance carries them (docs/architecture.md
 // section 8). One instance answers from its own registry; a fleet sharing Redis answers from its
 // live-call directory and relays controls to the call's instance.
+import type { LiveCall } from '../../api/calls.js';
 import type { CallSession } from '../session/session.js';
 
-export interface LiveCall {
-  callSid: string;
-  carrier: string;
-  direction: 'inbound' | 'outbound';
-  from: string;
-  to: string;
-  /** ISO 8601: when the media stream started. */
-  startedAt: string;
-  campaign: string | null;
-  /** The instance (`INSTANCE_ID`) carrying the call, and its region. */
-  instance: string;
-  region: string;
-}
+/** As the wire contract declares it (src/api/calls.ts). */
+export type { LiveCall } from '../../api/calls.js';
 
 export function liveCallOf(session: CallSession, where: { instance: string; region: string }): LiveCall {
   const { info } = session;

@@ -1,19 +1,14 @@
 // The audit log (admins): every control action with the key that made it, newest first.
 import { useState } from 'preact/hooks';
-import { get, query } from '../api.js';
+import { get } from '../api.js';
 import { dateTime } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { ErrorText, ScreenTitle, TableScroll } from '../screen.js';
-import type { AuditEntry } from '../types.js';
 
 export function AuditScreen() {
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
-  const page = useLoad(
-    () =>
-      get<{ entries: AuditEntry[]; nextCursor: string | null }>(`/v1/audit${query({ cursor, limit: '50' })}`),
-    cursor ?? '',
-  );
+  const page = useLoad(() => get('/v1/audit', { query: { cursor, limit: 50 } }), cursor ?? '');
   return (
     <>
       <ScreenTitle title="Audit">Audit log</ScreenTitle>

@@ -1,7 +1,7 @@
 // One call: what it was, the timeline (the transcript region), the analysis, and the recording
 // with both channels' waveforms and the turns marked.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get } from '../api.js';
+import { get, url as apiUrl } from '../api.js';
 import { bytes, clock, dateTime, offset } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { ErrorText, ScreenTitle } from '../screen.js';
@@ -9,7 +9,7 @@ import { type TimelineItem, timelineOf, turnMarkers } from '../timeline.js';
 import type { CallDetail } from '../types.js';
 
 export function CallPageScreen({ callSid }: { callSid: string }) {
-  const record = useLoad(() => get<CallDetail>(`/v1/calls/${encodeURIComponent(callSid)}`), callSid);
+  const record = useLoad(() => get('/v1/calls/{callSid}', { params: { callSid } }), callSid);
   const call = record.data;
   return (
     <>
@@ -43,7 +43,7 @@ export function CallPageScreen({ callSid }: { callSid: string }) {
 }
 
 function CallFacts({ call }: { call: CallDetail }) {
-  const campaign = call.outbound?.campaign ?? call.campaignId;
+  const campaign = call.outbound?.campaign;
   const facts: [string, preact.ComponentChildren][] = [
     ['Direction', call.direction],
     ['From', call.from],
@@ -73,7 +73,7 @@ function CallFacts({ call }: { call: CallDetail }) {
 }
 
 function Recording({ call }: { call: CallDetail }) {
-  const url = `/v1/calls/${encodeURIComponent(call.callSid)}/recording`;
+  const url = apiUrl('/v1/calls/{callSid}/recording', { params: { callSid: call.callSid } });
   const audio = useRef<HTMLAudioElement>(null);
   const wave = useRef<HTMLDivElement>(null);
   const [problem, setProblem] = useState<string | null>(null);

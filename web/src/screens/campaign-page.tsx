@@ -1,12 +1,12 @@
 // One campaign: its state, its controls, the contacts upload with the rows refused and why, and
 // its progress as the server's progress stream moves it.
 import { useState } from 'preact/hooks';
-import { describe, get, post, postCsv } from '../api.js';
+import { describe, get, post, url } from '../api.js';
 import { dateTime } from '../format.js';
 import { useEventStream, useLoad } from '../hooks.js';
 import { ErrorText, ScreenTitle, TableScroll } from '../screen.js';
 import { useCan } from '../session.js';
-import type { Campaign, CampaignProgressEvent, CampaignState, ContactsUpload } from '../types.js';
+import type { Campaign, CampaignProgressEvent, CampaignState, ContactsAdded } from '../types.js';
 import { PaceChart, type PaceSample } from '../widgets/pace-chart.js';
 
 type Action = 'start' | 'pause' | 'resume' | 'cancel';
@@ -16,13 +16,19 @@ const ACTIONS: { action: Action; label: string; from: CampaignState[] }[] = [
   { action: 'resume', label: 'Resume', from: ['paused'] },
   { action: 'cancel', label: 'Cancel', from: ['draft', 'running', 'paused'] },
 ];
+const ACTION_PATHS = {
+  start: '/v1/campaigns/{id}/start',
+  pause: '/v1/campaigns/{id}/pause',
+  resume: '/v1/campaigns/{id}/resume',
+  cancel: '/v1/campaigns/{id}/cancel',
+} as const satisfies Record<Action, string>;
 const FINISHED: CampaignState[] = ['completed', 'cancelled'];
 /** Samples kept for the chart: ten minutes at one a second. */
 const MAX_SAMPLES = 600;
 
 export function CampaignPageScreen({ id }: { id: string }) {
-  const path = `/v1/campaigns/${encodeURIComponent(id)}`;
-  const loaded = useLoad(() => get<Campaign>(path), id);
+  const params = { id };
+  const loaded = useLoad(() => get('/v1/campaigns/{id}', { params }), id);
   const [live, setLive] = useState<CampaignProgressEvent | null>(null);
   const [samples, setSamples] = useState<PaceSample[]>([]);
   const [error, setError] = useState<string | null>(null);
@@ -30,9 +36,9 @@ export function CampaignPageScreen({ id }: { id: string }) {
   const campaign: Campaign | undefined = live ?? loaded.data;
   const finished = campaign !== undefined && FINISHED.includes(campaign.state);
 
-  useEventStream(loaded.data && !FINISHED.includes(loaded.data.state) ? `${path}/events` : null, {
-    progress: (data) => {
-      const event = data as CampaignProgressEvent;
+  const following = loaded.data && !FINISHED.includes(loaded.data.state);
+  useEventStream(following ? '/v1/campaigns/{id}/events' : null, params, {
+    progress: (event) => {
       setLive(event);
       setSamples((current) =>
         [
@@ -51,7 +57,7 @@ export function CampaignPageScreen({ id }: { id: string }) {
   const act = async (action: Action) => {
     setError(null);
     try {
-      const next = await post<Campaign>(`${path}/${action}`);
+      const next = await post(ACTION_PATHS[action], { params });
       setLive(live ? { ...live, ...next } : null);
       // A finished campaign's stream closes with it.
       loaded.set(next);
@@ -96,11 +102,14 @@ export function CampaignPageScreen({ id }: { id: string }) {
           )}
           <ErrorText error={error} />
           <Progress campaign={campaign} dialRate={live?.dialRate ?? null} samples={samples} />
-          {canControl && !finished && <UploadContacts path={path} onUploaded={loaded.reload} />}
+          {canControl && !finished && <UploadContacts id={id} onUploaded={loaded.reload} />}
           <section aria-labelledby="results-heading">
             <h2 id="results-heading">Results</h2>
             <p>
-              <a href={`${path}/results.csv`} download={`results-${campaign.id}.csv`}>
+              <a
+                href={url('/v1/campaigns/{id}/results.csv', { params })}
+                download={`results-${campaign.id}.csv`}
+              >
                 Results CSV
               </a>{' '}
               · created {dateTime(campaign.createdAt)}
@@ -176,9 +185,9 @@ function Progress(props: { campaign: Campaign; dialRate: number | null; samples:
   );
 }
 
-function UploadContacts({ path, onUploaded }: { path: string; onUploaded: () => void }) {
+function UploadContacts({ id, onUploaded }: { id: string; onUploaded: () => void }) {
   const [file, setFile] = useState<File | null>(null);
-  const [result, setResult] = useState<ContactsUpload | null>(null);
+  const [result, setResult] = useState<ContactsAdded | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -189,7 +198,9 @@ function UploadContacts({ path, onUploaded }: { path: string; onUploaded: () => 
     setError(null);
     setResult(null);
     try {
-      setResult(await postCsv<ContactsUpload>(`${path}/contacts`, await file.text()));
+      setResult(
+        await post('/v1/campaigns/{id}/contacts', { params: { id }, body: { csv: await file.text() } }),
+      );
       onUploaded();
     } catch (err) {
       setError(describe(err));

@@ -5,10 +5,9 @@ import { dateTime } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { ErrorText, ScreenTitle, TableScroll } from '../screen.js';
 import { useCan } from '../session.js';
-import type { Campaign } from '../types.js';
 
 export function CampaignsScreen() {
-  const list = useLoad(() => get<{ campaigns: Campaign[] }>('/v1/campaigns?limit=100'), 'campaigns');
+  const list = useLoad(() => get('/v1/campaigns', { query: { limit: 100 } }), 'campaigns');
   const canCreate = useCan('operator');
   const { route } = useLocation();
   return (

@@ -1,21 +1,17 @@
 // The do-not-call list: search it, add and remove numbers, upload a CSV of them.
 import { useState } from 'preact/hooks';
-import { del, describe, get, post, postCsv, query } from '../api.js';
+import { del, describe, get, post } from '../api.js';
 import { dateTime } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { ErrorText, ScreenTitle, TableScroll } from '../screen.js';
 import { useCan } from '../session.js';
-import type { DncEntry, DncUpload } from '../types.js';
+import type { DncAdded } from '../types.js';
 
 export function DncScreen() {
   const [search, setSearch] = useState('');
   const [q, setQ] = useState('');
   const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const list = useLoad(
-    () =>
-      get<{ numbers: DncEntry[]; nextCursor: string | null }>(`/v1/dnc${query({ q, cursor, limit: '50' })}`),
-    `${q}|${cursor ?? ''}`,
-  );
+  const list = useLoad(() => get('/v1/dnc', { query: { q, cursor, limit: 50 } }), `${q}|${cursor ?? ''}`);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const canChange = useCan('admin');
@@ -82,7 +78,7 @@ export function DncScreen() {
                         aria-label={`Remove ${entry.number}`}
                         onClick={() =>
                           run(async () => {
-                            await del(`/v1/dnc/${encodeURIComponent(entry.number)}`);
+                            await del('/v1/dnc/{number}', { params: { number: entry.number } });
                             return `Removed ${entry.number}.`;
                           })
                         }
@@ -108,7 +104,7 @@ export function DncScreen() {
   );
 }
 
-function uploadSummary(result: DncUpload): string {
+function uploadSummary(result: DncAdded): string {
   const rejected = result.rejected.map((r) => `row ${r.row}: ${r.reason}`).join('; ');
   return `Added ${result.added}, already listed ${result.alreadyListed}${rejected ? `, rejected ${result.rejected.length} (${rejected})` : ''}.`;
 }
@@ -123,7 +119,7 @@ function DncChanges({ run }: { run: (what: () => Promise<string>) => Promise<voi
         onSubmit={(event) => {
           event.preventDefault();
           void run(async () => {
-            const result = await post<DncUpload>('/v1/dnc', { numbers: [number.trim()] });
+            const result = await post('/v1/dnc', { body: { json: { numbers: [number.trim()] } } });
             setNumber('');
             return uploadSummary(result);
           });
@@ -145,7 +141,7 @@ function DncChanges({ run }: { run: (what: () => Promise<string>) => Promise<voi
         onSubmit={(event) => {
           event.preventDefault();
           if (file)
-            void run(async () => uploadSummary(await postCsv<DncUpload>('/v1/dnc', await file.text())));
+            void run(async () => uploadSummary(await post('/v1/dnc', { body: { csv: await file.text() } })));
         }}
       >
         <label for="dnc-file">Numbers CSV</label>

@@ -7,7 +7,7 @@ import { ErrorText, ScreenTitle, TableScroll } from '../screen.js';
 import type { ApiKey, Role } from '../types.js';
 
 export function KeysScreen() {
-  const list = useLoad(() => get<{ keys: ApiKey[] }>('/v1/keys'), 'keys');
+  const list = useLoad(() => get('/v1/keys'), 'keys');
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('viewer');
   const [created, setCreated] = useState<(ApiKey & { key: string }) | null>(null);
@@ -17,7 +17,7 @@ export function KeysScreen() {
     event.preventDefault();
     setError(null);
     try {
-      setCreated(await post<ApiKey & { key: string }>('/v1/keys', { name: name.trim(), role }));
+      setCreated(await post('/v1/keys', { body: { json: { name: name.trim(), role } } }));
       setName('');
       list.reload();
     } catch (err) {
@@ -27,7 +27,7 @@ export function KeysScreen() {
   const remove = async (key: ApiKey) => {
     setError(null);
     try {
-      await del(`/v1/keys/${encodeURIComponent(key.id)}`);
+      await del('/v1/keys/{id}', { params: { id: key.id } });
       list.reload();
     } catch (err) {
       setError(describe(err));

@@ -24,22 +24,22 @@ export function LiveCallsScreen() {
   const canControl = useCan('operator');
   const now = useTick(1000);
 
-  const stream = useEventStream('/v1/calls/live/events', {
-    snapshot: (data) => {
-      const list = (data as { calls: LiveCall[] }).calls;
-      setCalls(new Map(list.map((call) => [call.callSid, call])));
+  const stream = useEventStream(
+    '/v1/calls/live/events',
+    {},
+    {
+      snapshot: ({ calls: list }) => setCalls(new Map(list.map((call) => [call.callSid, call]))),
+      started: (call) => upsert(call),
+      updated: (call) => upsert(call),
+      ended: ({ callSid }) => {
+        setCalls((current) => {
+          const next = new Map(current);
+          next.delete(callSid);
+          return next;
+        });
+      },
     },
-    started: (data) => upsert(data as LiveCall),
-    updated: (data) => upsert(data as LiveCall),
-    ended: (data) => {
-      const { callSid } = data as { callSid: string };
-      setCalls((current) => {
-        const next = new Map(current);
-        next.delete(callSid);
-        return next;
-      });
-    },
-  });
+  );
   function upsert(call: LiveCall) {
     setCalls((current) => new Map(current).set(call.callSid, call));
   }
@@ -109,10 +109,15 @@ export function LiveCallsScreen() {
                           listening?.callSid === call.callSid && listening.progress.state !== 'ended'
                         }
                         onHangUp={() =>
-                          act(() => post(`/v1/calls/${encodeURIComponent(call.callSid)}/hangup`))
+                          act(() => post('/v1/calls/{callSid}/hangup', { params: { callSid: call.callSid } }))
                         }
                         onTransfer={(to) =>
-                          act(() => post(`/v1/calls/${encodeURIComponent(call.callSid)}/transfer`, { to }))
+                          act(() =>
+                            post('/v1/calls/{callSid}/transfer', {
+                              params: { callSid: call.callSid },
+                              body: { json: { to } },
+                            }),
+                          )
                         }
                         onListen={() => listen(call.callSid)}
                       />

@@ -13,7 +13,6 @@ import {
   WEEKDAYS,
 } from '../campaign-form.js';
 import { ErrorText, ScreenTitle } from '../screen.js';
-import type { Campaign } from '../types.js';
 
 type TextField = {
   [K in keyof CampaignFields]: CampaignFields[K] extends string ? K : never;
@@ -46,7 +45,7 @@ export function NewCampaignScreen() {
     setBusy(true);
     setError(null);
     try {
-      const campaign = await post<Campaign>('/v1/campaigns', campaignJson(fields));
+      const campaign = await post('/v1/campaigns', { body: { json: campaignJson(fields) } });
       route(`/console/campaigns/${campaign.id}`);
     } catch (err) {
       setError(describe(err));

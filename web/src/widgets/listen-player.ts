@@ -1,6 +1,8 @@
 // Listen-in (docs/console.md): the call's audio from the listen WebSocket, both sides, played with
 // the Web Audio API. The socket sends a format message, then interleaved 16-bit little-endian PCM
 // (left = the caller, right = what the caller heard), then `{"type":"end"}`.
+import type { ListenMessage } from '../../../src/api/index.js';
+import { url } from '../api.js';
 
 export interface ListenProgress {
   state: 'connecting' | 'playing' | 'ended' | 'failed';
@@ -36,7 +38,9 @@ export class ListenPlayer {
     this.context = new AudioContext();
     void this.context.resume();
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    this.socket = new WebSocket(`${scheme}//${location.host}/v1/calls/${encodeURIComponent(callSid)}/listen`);
+    this.socket = new WebSocket(
+      `${scheme}//${location.host}${url('/v1/calls/{callSid}/listen', { params: { callSid } })}`,
+    );
     this.socket.binaryType = 'arraybuffer';
     this.socket.onmessage = (event: MessageEvent<string | ArrayBuffer>) => this.receive(event.data);
     this.socket.onclose = (event) => {
@@ -57,9 +61,10 @@ export class ListenPlayer {
 
   private receive(data: string | ArrayBuffer): void {
     if (typeof data === 'string') {
-      const message = JSON.parse(data) as { type?: string; sampleRate?: number; channels?: number };
+      // The socket's text messages are the contract's (src/api/events.ts).
+      const message = JSON.parse(data) as ListenMessage;
       if (message.type === 'format') {
-        this.format = { sampleRate: message.sampleRate ?? 8000, channels: message.channels ?? 2 };
+        this.format = { sampleRate: message.sampleRate, channels: message.channels };
         this.update({ state: 'playing' });
       } else if (message.type === 'end') {
         this.update({ state: 'ended' });
