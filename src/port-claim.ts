@@ -1,4 +1,4 @@
-// The listening port, taken before anything else (docs/security.md, "Files"): a second `npm start`
+// The listening port, taken before anything else (docs/security.md, "Files in DATA_DIR"): a second `npm start`
 // on a busy port must fail before it writes a byte under DATA_DIR, where a running server keeps
 // its admin token, its database and the simulated carrier's keys. The socket bound here is the one
 // the server later listens on (handed over, never closed and bound again), so no other process can
