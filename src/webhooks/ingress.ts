@@ -15,12 +15,13 @@ import {
 } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
-import type { Dispatch } from './dispatch.js';
+import type { Dispatch, DispatchOutcome } from './dispatch.js';
 import { describeError } from './forward.js';
 import { normalizedEvent } from './normalized-event.js';
 import { parsedBody } from './payload.js';
 import type { Verification, WebhookProvider, WebhookRequest } from './provider.js';
 import type { ProviderStatus } from './provider-status.js';
+import { acceptRawBodies } from './raw-body.js';
 import type { WebhookSecrets } from './secrets.js';
 
 export type WebhookOutcome =
@@ -61,9 +62,37 @@ const IN_PROGRESS_RETRY_AFTER_S = 5;
 /** How long a provider should wait before retrying while the store is unavailable. */
 const UNAVAILABLE_RETRY_AFTER_S = 10;
 const EMPTY = Buffer.alloc(0);
-/** A media type Fastify can read (`type/subtype`, RFC 9110 tokens, parameters after it). */
-const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(?:;|$)/;
-const RAW_BYTES = 'application/octet-stream';
+
+/** The answer to a dispatched event: 2xx once it is taken, 503 (with when to retry) while it cannot be. */
+async function answerOutcome(
+  reply: FastifyReply,
+  outcome: DispatchOutcome,
+  eventName: string,
+  markVerified: () => Promise<void>,
+) {
+  switch (outcome) {
+    case 'forwarded':
+      await markVerified();
+      return reply.code(200).send({ status: 'forwarded', event: eventName });
+    case 'queued':
+      await markVerified();
+      return reply.code(202).send({ status: 'queued', event: eventName });
+    case 'duplicate':
+      await markVerified();
+      return reply.code(200).send({ status: 'duplicate' });
+    case 'in_progress':
+      reply.header('retry-after', String(IN_PROGRESS_RETRY_AFTER_S));
+      throw new UnavailableError('this delivery is being processed; retry later');
+    case 'forward_failed':
+      // 503 so the provider retries; the key was released, so the retry is processed.
+      throw new UnavailableError('the event could not be forwarded; retry later');
+    case 'unavailable':
+      // The store is away (a Redis outage, or a full queue): nothing was processed, so the
+      // provider's retry is safe and is processed once the store is back.
+      reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+      throw new UnavailableError('the webhook gateway cannot process events right now; retry later');
+  }
+}
 
 export function webhookIngress(deps: IngressDeps): FastifyPluginAsync {
   const { metrics } = deps;
@@ -168,46 +197,11 @@ export function webhookIngress(deps: IngressDeps): FastifyPluginAsync {
     });
     const outcome = await deps.dispatch(provider, event);
     record(provider.name, outcome);
-    switch (outcome) {
-      case 'forwarded':
-        await deps.status.markVerified(provider.name);
-        return reply.code(200).send({ status: 'forwarded', event: event.name });
-      case 'queued':
-        await deps.status.markVerified(provider.name);
-        return reply.code(202).send({ status: 'queued', event: event.name });
-      case 'duplicate':
-        await deps.status.markVerified(provider.name);
-        return reply.code(200).send({ status: 'duplicate' });
-      case 'in_progress':
-        reply.header('retry-after', String(IN_PROGRESS_RETRY_AFTER_S));
-        throw new UnavailableError('this delivery is being processed; retry later');
-      case 'forward_failed':
-        // 503 so the provider retries; the key was released, so the retry is processed.
-        throw new UnavailableError('the event could not be forwarded; retry later');
-      case 'unavailable':
-        // The store is away (a Redis outage, or a full queue): nothing was processed, so the
-        // provider's retry is safe and is processed once the store is back.
-        reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
-        throw new UnavailableError('the webhook gateway cannot process events right now; retry later');
-    }
+    return answerOutcome(reply, outcome, event.name, () => deps.status.markVerified(provider.name));
   }
 
   return async (scope) => {
-    // docs/protocols/webhook-providers.md sections 1 and 3: signatures are checked on the bytes as received, so
-    // in this scope every body, whatever its content type, arrives as the raw Buffer, unparsed.
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser(
-      '*',
-      { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes },
-      (_request, body, done) => done(null, body),
-    );
-    // Fastify answers an empty or unparseable Content-Type with its own 415 before any handler,
-    // so such a request would end in no outcome. The type plays no part here: such a body is read
-    // as raw bytes like any other, verified, and ends in exactly one outcome.
-    scope.addHook('onRequest', async (request) => {
-      const type = request.headers['content-type'];
-      if (type !== undefined && !MEDIA_TYPE.test(type)) request.headers['content-type'] = RAW_BYTES;
-    });
+    acceptRawBodies(scope, deps.bodyLimitBytes);
 
     // Translates Fastify's own body-limit error into ours and counts it; everything is then
     // rethrown to the app's error handler, which renders the error format.

@@ -127,6 +127,78 @@ function prewarm(
   );
 }
 
+/**
+ * Prepares a call that may be taken: its stream token, the profile it speaks with, an agent dialed
+ * ahead (when the announcement is verified), and the media URL the carrier is told to open.
+ */
+function prepareCall(deps: IntakeDeps, call: CallAnnouncement): PreparedCall {
+  const { config } = deps;
+  const allowed = allowanceOf(call.verified);
+  if (call.context !== undefined && !allowed.outboundContext) {
+    throw new RangeError('an unverified request cannot name an outbound context');
+  }
+  if (
+    call.context !== undefined &&
+    contextIdOf(config.streamTokenSecret, call.context.ref, call.carrier) === null
+  ) {
+    throw new RangeError('call context not issued here for this carrier');
+  }
+  const outbound = call.context?.context ?? null;
+  // An outbound call speaks with the profile it was placed with; an inbound one with its number's.
+  const profile =
+    outbound && config.profiles[outbound.profile]
+      ? outbound.profile
+      : (config.numbers.routes[call.to] ?? config.numbers.default);
+  // A draining instance prepares the call for a ready peer: the token and the media URL name
+  // the peer, whose own admission takes the stream; nothing is pre-warmed or awaited here.
+  const peer = deps.isDraining() ? (deps.readyPeer?.() ?? null) : null;
+  const instance = peer ?? config.instanceId;
+  const token = issueStreamToken(
+    config.streamTokenSecret,
+    {
+      carrier: call.carrier,
+      callSid: call.callSid,
+      profile,
+      from: call.from,
+      to: call.to,
+      direction: call.direction,
+      ...(call.context === undefined ? {} : { context: call.context.ref }),
+      instance,
+    },
+    config.streamTokenTtlMs,
+  );
+  // Only a verified announcement may spend an agent session, or hold a slot (and a drain) for
+  // its stream: anything else waits until its stream presents the token. A call prepared for a
+  // peer is pre-warmed by nobody here.
+  if (peer === null && allowed.prewarm) {
+    prewarm(deps, call, profile, outbound);
+    deps.pending?.expect(prewarmKey(call.carrier, call.callSid), config.streamTokenTtlMs);
+  }
+  deps.logger.info(
+    {
+      carrier: call.carrier,
+      callSid: call.callSid,
+      profile,
+      direction: call.direction,
+      instance,
+      trust: trustOf(call.verified),
+    },
+    peer === null ? 'call prepared' : 'call prepared for a ready peer: this instance drains',
+  );
+  return {
+    token,
+    mediaUrl: mediaUrl(config.publicUrl, call.carrier, instance, token),
+    observerToken: allowed.observerToken
+      ? issueObserverToken(
+          config.streamTokenSecret,
+          { carrier: call.carrier, callSid: call.callSid },
+          config.streamTokenTtlMs,
+        )
+      : null,
+    profile,
+  };
+}
+
 /** How long a call's first verified announcement is remembered in the shared store. */
 export const PREPARED_CLAIM_MS = 24 * 60 * 60_000;
 
@@ -166,70 +238,7 @@ export function createCallIntake(deps: IntakeDeps): CallIntake {
     },
 
     prepare(call: CallAnnouncement): PreparedCall {
-      const allowed = allowanceOf(call.verified);
-      if (call.context !== undefined && !allowed.outboundContext) {
-        throw new RangeError('an unverified request cannot name an outbound context');
-      }
-      if (
-        call.context !== undefined &&
-        contextIdOf(config.streamTokenSecret, call.context.ref, call.carrier) === null
-      ) {
-        throw new RangeError('call context not issued here for this carrier');
-      }
-      const outbound = call.context?.context ?? null;
-      // An outbound call speaks with the profile it was placed with; an inbound one with its number's.
-      const profile =
-        outbound && config.profiles[outbound.profile]
-          ? outbound.profile
-          : (config.numbers.routes[call.to] ?? config.numbers.default);
-      // A draining instance prepares the call for a ready peer: the token and the media URL name
-      // the peer, whose own admission takes the stream; nothing is pre-warmed or awaited here.
-      const peer = deps.isDraining() ? (deps.readyPeer?.() ?? null) : null;
-      const instance = peer ?? config.instanceId;
-      const token = issueStreamToken(
-        config.streamTokenSecret,
-        {
-          carrier: call.carrier,
-          callSid: call.callSid,
-          profile,
-          from: call.from,
-          to: call.to,
-          direction: call.direction,
-          ...(call.context === undefined ? {} : { context: call.context.ref }),
-          instance,
-        },
-        config.streamTokenTtlMs,
-      );
-      // Only a verified announcement may spend an agent session, or hold a slot (and a drain) for
-      // its stream: anything else waits until its stream presents the token. A call prepared for a
-      // peer is pre-warmed by nobody here.
-      if (peer === null && allowed.prewarm) {
-        prewarm(deps, call, profile, outbound);
-        deps.pending?.expect(prewarmKey(call.carrier, call.callSid), config.streamTokenTtlMs);
-      }
-      deps.logger.info(
-        {
-          carrier: call.carrier,
-          callSid: call.callSid,
-          profile,
-          direction: call.direction,
-          instance,
-          trust: trustOf(call.verified),
-        },
-        peer === null ? 'call prepared' : 'call prepared for a ready peer: this instance drains',
-      );
-      return {
-        token,
-        mediaUrl: mediaUrl(config.publicUrl, call.carrier, instance, token),
-        observerToken: allowed.observerToken
-          ? issueObserverToken(
-              config.streamTokenSecret,
-              { carrier: call.carrier, callSid: call.callSid },
-              config.streamTokenTtlMs,
-            )
-          : null,
-        profile,
-      };
+      return prepareCall(deps, call);
     },
 
     // Read when a call is declined: the public URL may be settled after the app is built.

@@ -9,14 +9,12 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { QueueFullError } from '../../errors.js';
 import type { StoreLimits } from '../limits.js';
-import type { ClaimedEvent, Clock, DeadLetter, EventQueue, QueuedEvent } from '../store.js';
+import type { Clock, DeadLetter, EventQueue, QueuedEvent } from '../store.js';
+import { consumerGroup, GROUP } from './event-queue-group.js';
 import type { RedisKeys } from './keys.js';
 import { redisScript } from './script.js';
 
-const GROUP = 'callbridge';
 const PROMOTE_BATCH = 100;
-/** XAUTOCLAIM scans at most 10 × COUNT pending entries per call; a few calls cover any real backlog. */
-const RECLAIM_SCANS = 10;
 /** Ids dropped per HDEL/ZREM when trimming dead letters (Lua's unpack has a stack limit). */
 const TRIM_BATCH = 500;
 
@@ -84,27 +82,10 @@ redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
 return 1
 `);
 
-type StreamEntry = [id: string, fields: string[]];
-
-function readFields(fields: string[]): QueuedEvent | null {
-  const at = fields.indexOf('e');
-  const json = at >= 0 ? fields[at + 1] : undefined;
-  return json === undefined ? null : (JSON.parse(json) as QueuedEvent);
-}
-
 /** The stored form: what the stream, the delayed set and the dead hash hold (no receipt). */
 function stored(event: QueuedEvent): QueuedEvent {
   const { id, name, provider, idempotencyKey, payload, attempts, enqueuedAtMs, lastError } = event;
   return { id, name, provider, idempotencyKey, payload, attempts, enqueuedAtMs, lastError };
-}
-
-/** XINFO CONSUMERS replies a flat [field, value, …] list per consumer. */
-function consumerInfo(reply: unknown): Array<{ name: string; pending: number; idleMs: number }> {
-  if (!Array.isArray(reply)) return [];
-  return reply.map((fields: unknown[]) => {
-    const get = (field: string) => fields[fields.indexOf(field) + 1];
-    return { name: String(get('name')), pending: Number(get('pending')), idleMs: Number(get('idle')) };
-  });
 }
 
 export interface RedisEventQueue extends EventQueue {
@@ -120,87 +101,12 @@ export function redisEventQueue(
 ): RedisEventQueue {
   const { stream, delayed, ages, dead, deadAt } = keys.queue;
   const { limits } = options;
-  let prunedAtMs = Number.NEGATIVE_INFINITY;
-
-  async function ensureGroup(): Promise<void> {
-    try {
-      // From 0, not $: entries added before the group existed are drained too.
-      await client.xgroup('CREATE', stream, GROUP, '0', 'MKSTREAM');
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
-    }
-  }
-
-  /** Runs `op`, recreating the group once if the stream was deleted under us. */
-  async function withGroup<T>(op: () => Promise<T>): Promise<T> {
-    try {
-      return await op();
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.startsWith('NOGROUP')) throw err;
-      await ensureGroup();
-      return op();
-    }
-  }
-
-  /**
-   * Every process start names a new consumer, so over years the group would collect thousands.
-   * A consumer idle past consumerIdleMs with nothing pending has gone (a live one polls every
-   * second); dropping it loses nothing, and it is re-made should it read again.
-   */
-  async function pruneConsumers(self: string): Promise<void> {
-    const t = now();
-    if (t - prunedAtMs < options.consumerPruneIntervalMs) return;
-    prunedAtMs = t;
-    const consumers = consumerInfo(await client.xinfo('CONSUMERS', stream, GROUP));
-    for (const consumer of consumers) {
-      if (consumer.name === self || consumer.pending > 0 || consumer.idleMs < options.consumerIdleMs)
-        continue;
-      await client.xgroup('DELCONSUMER', stream, GROUP, consumer.name);
-    }
-  }
-
-  async function reclaim(consumer: string, leaseMs: number): Promise<ClaimedEvent | null> {
-    let cursor = '0-0';
-    for (let scan = 0; scan < RECLAIM_SCANS; scan++) {
-      const reply = (await client.xautoclaim(stream, GROUP, consumer, leaseMs, cursor, 'COUNT', 1)) as [
-        string,
-        StreamEntry[],
-        string[]?,
-      ];
-      const [next, entries] = reply;
-      const entry = entries[0];
-      if (entry) {
-        const event = readFields(entry[1]);
-        if (event) {
-          // Attempts made by consumers that died count too, so a poison event still ends dead.
-          const pending = (await client.xpending(stream, GROUP, entry[0], entry[0], 1)) as [
-            string,
-            string,
-            number,
-            number,
-          ][];
-          const deliveries = pending[0]?.[3] ?? 1;
-          return { ...event, attempts: event.attempts + deliveries, receipt: entry[0] };
-        }
-      }
-      if (next === '0-0') return null;
-      cursor = next;
-    }
-    return null;
-  }
-
-  async function readNew(consumer: string): Promise<ClaimedEvent | null> {
-    const reply = (await client.xreadgroup('GROUP', GROUP, consumer, 'COUNT', 1, 'STREAMS', stream, '>')) as
-      [string, StreamEntry[]][] | null;
-    const entry = reply?.[0]?.[1]?.[0];
-    if (!entry) return null;
-    const event = readFields(entry[1]);
-    if (!event) {
-      await client.multi().xack(stream, GROUP, entry[0]).xdel(stream, entry[0]).exec();
-      return null;
-    }
-    return { ...event, attempts: event.attempts + 1, receipt: entry[0] };
-  }
+  const { ensureGroup, withGroup, pruneConsumers, reclaim, readNew } = consumerGroup(
+    client,
+    stream,
+    now,
+    options,
+  );
 
   const queueFull = () =>
     new QueueFullError(`the event queue holds its limit of ${limits.maxQueuedEvents} events; retry later`);

@@ -18,13 +18,75 @@ type TextField = {
   [K in keyof CampaignFields]: CampaignFields[K] extends string ? K : never;
 }[keyof CampaignFields];
 
+type SetFields = (change: Partial<CampaignFields>) => void;
+
+/** A fieldset of checkboxes choosing any of `options`, in the order they are ticked. */
+function CheckList<T extends string>(props: {
+  legend: string;
+  options: readonly T[];
+  chosen: T[];
+  labelOf?: (option: T) => string;
+  onChange: (chosen: T[]) => void;
+}) {
+  const { chosen, labelOf = (option: T) => option } = props;
+  const toggle = (value: T, on: boolean) =>
+    on ? [...chosen, value] : chosen.filter((item) => item !== value);
+  return (
+    <fieldset class="days">
+      <legend>{props.legend}</legend>
+      {props.options.map((option) => (
+        <label key={option} class="check">
+          <input
+            type="checkbox"
+            checked={chosen.includes(option)}
+            onChange={(e) => props.onChange(toggle(option, e.currentTarget.checked))}
+          />
+          {labelOf(option)}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+/** What to do when a machine answers, and the voicemail to leave. */
+function AnsweringMachineFields({ fields, set }: { fields: CampaignFields; set: SetFields }) {
+  return (
+    <fieldset>
+      <legend>Answering machines</legend>
+      <div>
+        <label for="campaign-amd">When a machine answers</label>
+        <select
+          id="campaign-amd"
+          value={fields.amdMode}
+          onChange={(e) => set({ amdMode: e.currentTarget.value as CampaignFields['amdMode'] })}
+        >
+          <option value="">server default</option>
+          <option value="off">do not detect</option>
+          <option value="voicemail">leave a voicemail</option>
+          <option value="hangup">hang up</option>
+        </select>
+      </div>
+      <div class="wide">
+        <label for="campaign-voicemail">Voicemail text</label>
+        <textarea
+          id="campaign-voicemail"
+          rows={2}
+          placeholder="Hi {{first_name}}, …"
+          value={fields.voicemailText}
+          onInput={(e) => set({ voicemailText: e.currentTarget.value })}
+        />
+      </div>
+    </fieldset>
+  );
+}
+
 export function NewCampaignScreen() {
   const [fields, setFields] = useState<CampaignFields>(EMPTY_CAMPAIGN);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const { route } = useLocation();
 
-  const set = (change: Partial<CampaignFields>) => setFields({ ...fields, ...change });
+  const set: SetFields = (change) => setFields({ ...fields, ...change });
   const input = (name: TextField, label: string, props: Record<string, unknown> = {}) => (
     <div>
       <label for={`campaign-${name}`}>{label}</label>
@@ -37,8 +99,6 @@ export function NewCampaignScreen() {
       />
     </div>
   );
-  const toggle = <T extends string>(list: T[], value: T, on: boolean) =>
-    on ? [...list, value] : list.filter((item) => item !== value);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -76,19 +136,12 @@ export function NewCampaignScreen() {
         <fieldset>
           <legend>Schedule</legend>
           {input('timezone', 'Time zone', { placeholder: 'UTC' })}
-          <fieldset class="days">
-            <legend>Calling days</legend>
-            {WEEKDAYS.map((day) => (
-              <label key={day} class="check">
-                <input
-                  type="checkbox"
-                  checked={fields.days.includes(day)}
-                  onChange={(e) => set({ days: toggle<Weekday>(fields.days, day, e.currentTarget.checked) })}
-                />
-                {day}
-              </label>
-            ))}
-          </fieldset>
+          <CheckList
+            legend="Calling days"
+            options={WEEKDAYS}
+            chosen={fields.days}
+            onChange={(days: Weekday[]) => set({ days })}
+          />
           {input('start', 'Window start', { type: 'time' })}
           {input('end', 'Window end', { type: 'time' })}
         </fieldset>
@@ -98,48 +151,15 @@ export function NewCampaignScreen() {
           {input('maxConcurrent', 'Most calls at once', { type: 'number', min: 1, max: 1000 })}
           {input('maxAttempts', 'Attempts per contact', { type: 'number', min: 1, max: 10 })}
           {input('delaySeconds', 'Seconds between attempts', { type: 'number', min: 0 })}
-          <fieldset class="days">
-            <legend>Retry after</legend>
-            {RETRY_ON.map((outcome) => (
-              <label key={outcome} class="check">
-                <input
-                  type="checkbox"
-                  checked={fields.retryOn.includes(outcome)}
-                  onChange={(e) =>
-                    set({ retryOn: toggle<RetryOn>(fields.retryOn, outcome, e.currentTarget.checked) })
-                  }
-                />
-                {outcome.replace('_', ' ')}
-              </label>
-            ))}
-          </fieldset>
+          <CheckList
+            legend="Retry after"
+            options={RETRY_ON}
+            chosen={fields.retryOn}
+            labelOf={(outcome) => outcome.replace('_', ' ')}
+            onChange={(retryOn: RetryOn[]) => set({ retryOn })}
+          />
         </fieldset>
-        <fieldset>
-          <legend>Answering machines</legend>
-          <div>
-            <label for="campaign-amd">When a machine answers</label>
-            <select
-              id="campaign-amd"
-              value={fields.amdMode}
-              onChange={(e) => set({ amdMode: e.currentTarget.value as CampaignFields['amdMode'] })}
-            >
-              <option value="">server default</option>
-              <option value="off">do not detect</option>
-              <option value="voicemail">leave a voicemail</option>
-              <option value="hangup">hang up</option>
-            </select>
-          </div>
-          <div class="wide">
-            <label for="campaign-voicemail">Voicemail text</label>
-            <textarea
-              id="campaign-voicemail"
-              rows={2}
-              placeholder="Hi {{first_name}}, …"
-              value={fields.voicemailText}
-              onInput={(e) => set({ voicemailText: e.currentTarget.value })}
-            />
-          </div>
-        </fieldset>
+        <AnsweringMachineFields fields={fields} set={set} />
         <fieldset>
           <legend>Breaker</legend>
           {input('failureShare', 'Failure share that pauses', {
