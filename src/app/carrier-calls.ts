@@ -1,5 +1,5 @@
 // The carriers' side of the call room: each served carrier's webhooks, given the call intake, and
-// its media streams (src/call/carrier-routes.ts), with the fixed prompts and the observer feed. The
+// its media streams (src/call/intake/carrier-routes.ts), with the fixed prompts and the observer feed. The
 // intake and the media sockets are fed here by the rooms above the call core: the fleet (store
 // reachability, ready peers, pre-warmed agents elsewhere), the recordings, the outbound reports and
 // the trust policies. The intake is decorated as `app.intake` for the single-call route.

@@ -32,7 +32,7 @@ export interface OutboundCall {
 
 /**
  * What a carrier is handed of an `OutboundCall`: its numbers, the reference to the context kept
- * server-side (src/call/outbound-context.ts), carried through the call, and whether to ask for
+ * server-side (src/call/outbound/outbound-context.ts), carried through the call, and whether to ask for
  * answering-machine detection (with the end of a voicemail greeting).
  */
 export type CarrierDial = Pick<OutboundCall, 'to' | 'from'> & { context: string; detectMachine: boolean };

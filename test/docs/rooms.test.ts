@@ -9,7 +9,8 @@ const SRC = join(ROOT, 'src');
 
 /** Levels from the top down, as the architecture's table of rooms lists them. */
 const LEVELS: readonly (readonly string[])[] = [
-  ['cli.ts', 'main.ts'],
+  // The process, the commands, and the listening port the process claims first.
+  ['cli.ts', 'main.ts', 'port-claim.ts'],
   // app.ts, the list of plugins, and the app's own plugins that join rooms (src/app/).
   ['app.ts', 'app'],
   ['admin', 'webhooks', 'fleet'],
@@ -56,7 +57,21 @@ function packagesOf(file: string): string[] {
   return [...text.matchAll(/^(?:import|export)\b[^;]*?from '([^.'][^']*)'/gms)].map((m) => m[1]!);
 }
 
+/** The rooms of each row of the page's table (section 2), top down, as written there. */
+function tableOfRooms(): string[][] {
+  const page = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
+  const section = page.slice(page.indexOf('## 2. Rooms'), page.indexOf('## 3. '));
+  return section
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+    .map((line) => [...line.split('|')[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.replace(/\/$/, '')));
+}
+
 describe('rooms', () => {
+  it('the table of rooms in docs/architecture.md lists these levels and tools, in this order', () => {
+    expect(tableOfRooms()).toEqual([...LEVELS.map((rooms) => [...rooms]), [...TOOLS]]);
+  });
+
   it('every room imports only its own level and the ones below it', () => {
     const upward: string[] = [];
     for (const file of sources(SRC)) {
@@ -121,7 +136,14 @@ describe('the rooms of the call core', () => {
   const CALL = join(SRC, 'call');
   /** Its sub-rooms by job; its root keeps only the ports other rooms plug into, and the call's clock. */
   const SUB_ROOMS = ['stream', 'intake', 'session', 'downlink', 'outbound', 'functions', 'record', 'watch'];
-  const ROOT_FILES = ['audio-listener.ts', 'carrier-port.ts', 'clock.ts', 'leg.ts', 'recording-port.ts'];
+  const ROOT_FILES = [
+    'audio-listener.ts',
+    'carrier-port.ts',
+    'clock.ts',
+    'leg.ts',
+    'plugin.ts',
+    'recording-port.ts',
+  ];
 
   it('every file of src/call sits in the room of its job', () => {
     const misplaced = sources(CALL)

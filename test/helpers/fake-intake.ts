@@ -76,7 +76,7 @@ export function createFakeIntake(opts: { mediaBase?: string } = {}): FakeIntake 
     refused(carrier, reason) {
       intake.refusals.push({ carrier, reason });
     },
-    // The core's once-only rule is tested with the core (test/call/intake.test.ts, test/e2e/security-holes.test.ts).
+    // The core's once-only rule is tested with the core (test/call/intake/intake.test.ts, test/e2e/security-holes.test.ts).
     prepareOnce: async (call) => intake.prepare(call),
   };
   return intake;

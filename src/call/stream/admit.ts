@@ -1,4 +1,4 @@
-// Whether a stream that has started may become a call (docs/architecture.md, "Call intake"): its
+// Whether a stream that has started may become a call (docs/architecture.md section 4.2): its
 // stream token is valid and claimed once, its format can be carried, its call is not carried here
 // already, and a call prepared on another instance fits this one's capacity; an outbound call's
 // context is read here, once, never on the per-frame path. No socket is needed: the answer says

@@ -1,4 +1,4 @@
-// The media WebSocket of any carrier (docs/architecture.md, "Call intake"): its phase table and its
+// The media WebSocket of any carrier (docs/architecture.md section 4.2): its phase table and its
 // frame loop. Frames are read through the carrier's codec; the stream is admitted (admit.ts) only
 // with a valid single-use stream token, before any agent is dialed (each agent session costs
 // money); then its call is made (call-factory.ts) and each caller frame goes straight to the

@@ -38,7 +38,7 @@ const CALL_SID = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_NUMBER_CHARS = 64;
 const MAX_CONTEXT_CHARS = 2048;
 const FORM_BODY_LIMIT_BYTES = 64 * 1024;
-/** An outbound context's reference (src/call/outbound-context.ts) starts so; anything else in `CustomField` is not ours. */
+/** An outbound context's reference (src/call/outbound/outbound-context.ts) starts so; anything else in `CustomField` is not ours. */
 const CONTEXT_REF_PREFIX = 'r1.';
 
 /** Final statuses of a call, as the status callback and the API word them, in the outbound room's words. */

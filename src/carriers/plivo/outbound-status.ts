@@ -47,7 +47,7 @@ export function plivoHangupReason(hangupCauseName: string, hangupCause: string):
 
 /**
  * The machine-detection verdict. Plivo says only machine or not, with no end of greeting: a machine
- * leaves the gate waiting for the greeting to fall silent (src/call/greeting-end.ts).
+ * leaves the gate waiting for the greeting to fall silent (src/call/outbound/greeting-end.ts).
  */
 export function plivoVerdict(machine: string): VerdictReport | null {
   const word = machine.toLowerCase();

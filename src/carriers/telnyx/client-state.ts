@@ -9,7 +9,7 @@ export interface ClientState {
   token?: string;
   /** The call is being declined: speak the message once answered, then hang up. */
   decline?: true;
-  /** An outbound call's context reference (src/call/outbound-context.ts), resolved by the call intake. */
+  /** An outbound call's context reference (src/call/outbound/outbound-context.ts), resolved by the call intake. */
   ctx?: string;
 }
 
