@@ -2,6 +2,8 @@
 // printed and how it exited. Tests of process behaviour spawn it rather than call into src/.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './build.js';
 
@@ -13,9 +15,17 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `callbridge <args>`; after `timeoutMs`, if given, sends SIGTERM so it can stop what it started. */
+/**
+ * Runs `callbridge <args>` on a DATA_DIR of its own (never the checkout's); after `timeoutMs`, if
+ * given, sends SIGTERM so it can stop what it started.
+ */
 export async function runCli(args: string[], timeoutMs?: number): Promise<CliRun> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const dataDir = mkdtempSync(join(tmpdir(), 'callbridge-cli-'));
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => {
@@ -27,5 +37,6 @@ export async function runCli(args: string[], timeoutMs?: number): Promise<CliRun
   const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGTERM'), timeoutMs);
   const [code] = (await once(child, 'close')) as [number | null];
   clearTimeout(timer);
+  rmSync(dataDir, { recursive: true, force: true });
   return { code, stdout, stderr };
 }

@@ -184,9 +184,9 @@ describe('provisioning and the compose stack', () => {
     }
   });
 
-  it('runs the instances, the balancer, Redis, Prometheus and Grafana', () => {
+  it('runs the instances, the balancer, Redis, Prometheus, Grafana and the recordings bucket', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      [...instances, 'balancer', 'redis', 'prometheus', 'grafana'].sort(),
+      [...instances, 'balancer', 'redis', 'prometheus', 'grafana', 'minio', 'minio-bucket'].sort(),
     );
     expect(composeText).toMatch(/^\s+REDIS_URL: redis:\/\/redis:6379$/m);
   });
