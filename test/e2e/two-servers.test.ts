@@ -63,9 +63,12 @@ async function run(
   return { code, stdout, stderr };
 }
 
-/** A short simulated call: no greeting wait, no hold, no analysis. */
+/**
+ * A short simulated call: no hold, no analysis. The caller waits for the greeting: one that spoke at
+ * once could cut the greeting before any of it was heard, and the CLI counts that call as failed.
+ */
 function call(server: string, opts: { cwd: string; env: Record<string, string> }) {
-  return run(CLI, ['call', '--server', server, '--no-wait', '--hold-ms', '0', '--no-analysis'], opts);
+  return run(CLI, ['call', '--server', server, '--hold-ms', '0', '--no-analysis'], opts);
 }
 
 describe('two servers on one DATA_DIR', () => {
