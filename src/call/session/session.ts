@@ -17,7 +17,7 @@ import { AgentLink, type LinkLostInfo } from './agent-link.js';
 import { AgentMessages } from './agent-messages.js';
 import type { AgentQueue } from './agent-queue.js';
 import type { VerdictReport } from '../outbound/amd-gate.js';
-import { AnsweringMachine } from '../outbound/answering-machine.js';
+import type { AnsweringMachine } from '../outbound/answering-machine.js';
 import { AudioFanout } from '../watch/audio-fanout.js';
 import type { CallAudioListener } from '../audio-listener.js';
 import { CallLog } from '../record/call-log.js';
@@ -30,7 +30,8 @@ import { type Ending, Endings, type EndingsHost } from './endings.js';
 import { FunctionCalls } from '../functions/function-calls.js';
 import { LatencyObserver } from './latency.js';
 import type { CallLeg } from '../leg.js';
-import { SilenceMonitor } from './silence.js';
+import type { SilenceMonitor } from './silence.js';
+import { callAnsweringMachine, callSilenceMonitor } from './call-watchers.js';
 import { playConsent } from './consent.js';
 import { canMove, type CallState, type Phase } from './call-states.js';
 import type { CallDeps, CallInfo } from './call-info.js';
@@ -128,21 +129,11 @@ export class CallSession {
       },
     });
     const { limits, dtmf, fallback } = info.profile;
-    this.#silence = new SilenceMonitor({
-      silencePromptMs: limits.silencePromptMs,
-      silenceHangupMs: limits.silenceHangupMs,
-      encoding: info.mediaFormat.encoding,
-      sampleRate: info.mediaFormat.sampleRate,
+    this.#silence = callSilenceMonitor(info, clock, {
       // The agent's default: refused while the caller speaks, and then no longer needed.
-      onPrompt: () => this.#link.send({ type: 'InjectAgentMessage', message: CHECK_IN }),
-      onHangup: () => void this.finish('silence_timeout', FAREWELLS.silence_timeout),
-      // The monitor dates the end to the last voiced frame, not to when its detector was sure.
-      onSpeechEnd: (atMs) => this.#latency.callerSpeechEnded(atMs),
-      nowMs: () => clock.now(),
-      setTimer: (callback, delayMs) => {
-        const timer = clock.setTimeout(callback, delayMs);
-        return () => clock.clearTimeout(timer);
-      },
+      prompt: () => this.#link.send({ type: 'InjectAgentMessage', message: CHECK_IN }),
+      hangup: () => void this.finish('silence_timeout', FAREWELLS.silence_timeout),
+      speechEnded: (atMs) => this.#latency.callerSpeechEnded(atMs),
     });
     this.#dtmf = dtmf.enabled ? new DtmfCollector(dtmf, (digits) => this.#digits(digits), clock) : null;
     const host = this.#endingsHost();
@@ -157,7 +148,15 @@ export class CallSession {
       ...(deps.prompts ? { prompts: deps.prompts } : {}),
       logger: this.logger,
     });
-    this.#machine = this.#answeringMachine(host);
+    this.#machine = callAnsweringMachine(info, deps, {
+      clock,
+      answeredAtMs: this.#startedAtMs,
+      logger: this.logger,
+      host,
+      hearing: this.#silence,
+      speech: this.#endings,
+      downlink: this.#downlink,
+    });
     this.#latency = new LatencyObserver({
       metrics,
       log: this.#log,
@@ -207,30 +206,6 @@ export class CallSession {
     if (deps.heldAudio) this.#takeHeldAudio(deps.heldAudio);
     metrics.callsActive.inc({ carrier: info.carrier });
     metrics.callsStarted.inc({ carrier: info.carrier, direction: info.direction });
-  }
-
-  /** An outbound call with detection: its answering machine. */
-  #answeringMachine(host: SessionHost): AnsweringMachine | null {
-    const { info } = this;
-    const outbound = info.outbound;
-    if (outbound?.amd == null) return null;
-    const deps = this.#deps;
-    const machine = new AnsweringMachine({
-      outbound: { ...outbound, amd: outbound.amd },
-      carrier: info.carrier,
-      format: info.mediaFormat,
-      clock: this.#clock,
-      answeredAtMs: this.#startedAtMs,
-      metrics: deps.metrics,
-      logger: this.logger,
-      host,
-      hearing: this.#silence,
-      speech: this.#endings,
-      downlink: this.#downlink,
-      ...(deps.prompts ? { prompts: deps.prompts } : {}),
-      ...(deps.voicemailRecordings ? { voicemailRecordings: deps.voicemailRecordings } : {}),
-    });
-    return machine;
   }
 
   /** The answering-machine verdict of the carrier's detection, once it comes. */
