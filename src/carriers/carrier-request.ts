@@ -20,6 +20,18 @@ export interface CarrierResponse {
   body: unknown;
 }
 
+/** The headers and body of a JSON request with the given authorization (a GET carries no body). */
+export function jsonExchange(
+  authorization: string,
+  body?: unknown,
+): Pick<CarrierRequest, 'headers' | 'body'> {
+  if (body === undefined) return { headers: { authorization, accept: 'application/json' } };
+  return {
+    headers: { authorization, accept: 'application/json', 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  };
+}
+
 /** Caps what is read of an answer: carrier answers are a few hundred bytes. */
 const MAX_RESPONSE_CHARS = 1024 * 1024;
 

@@ -3,7 +3,7 @@
 // when the point was to end it.
 import { CarrierApiError, retryableStatus } from '../../errors.js';
 import { boundedStatusWord, type CarrierCallState, type CarrierCallStatus } from '../call-status.js';
-import { carrierRequest } from '../carrier-request.js';
+import { carrierRequest, jsonExchange } from '../carrier-request.js';
 import { isDialTarget } from './xml.js';
 
 export interface PlivoRestOptions {
@@ -97,12 +97,7 @@ export function createPlivoRest(options: PlivoRestOptions): PlivoRest {
       operation,
       method,
       url,
-      headers: {
-        authorization,
-        accept: 'application/json',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      ...jsonExchange(authorization, body),
       timeoutMs: options.timeoutMs,
     });
     if (response.status >= 200 && response.status < 300) return response;

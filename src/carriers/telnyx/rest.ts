@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { CarrierApiError, retryableStatus } from '../../errors.js';
 import type { CarrierCallState } from '../call-status.js';
-import { carrierRequest } from '../carrier-request.js';
+import { carrierRequest, jsonExchange } from '../carrier-request.js';
 import type { TelnyxStreamCodec } from './config.js';
 
 export interface TelnyxRestOptions {
@@ -140,12 +140,7 @@ async function telnyxCall(
     operation,
     method,
     url,
-    headers: {
-      authorization,
-      accept: 'application/json',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    ...jsonExchange(authorization, body),
     timeoutMs,
   });
   if (response.status >= 200 && response.status < 300) return response.body;

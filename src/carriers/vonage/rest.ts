@@ -2,7 +2,7 @@
 // application JWT, each bounded by a timeout. Hang-up and transfer update the live call; outbound
 // calls are created with their answer and event URLs and read back by uuid.
 import { CarrierApiError, retryableStatus } from '../../errors.js';
-import { carrierRequest } from '../carrier-request.js';
+import { carrierRequest, jsonExchange } from '../carrier-request.js';
 import { boundedStatusWord, type CarrierCallState, type CarrierCallStatus } from '../call-status.js';
 import type { AppTokenSource } from './app-token.js';
 import { transferNcco } from './ncco.js';
@@ -113,15 +113,12 @@ export function createVonageRest(options: VonageRestOptions): VonageRest {
         cause: err,
       });
     }
-    const headers: Record<string, string> = { authorization, accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
     return carrierRequest({
       carrier: CARRIER,
       operation,
       method,
       url,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      ...jsonExchange(authorization, body),
       timeoutMs: options.timeoutMs,
     });
   }
