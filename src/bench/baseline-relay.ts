@@ -15,11 +15,10 @@
 // heard-audio tracking, speech/silence detection, metrics, logs, call state, records, bounds on
 // every buffer.
 import WebSocket from 'ws';
-import { openAgentSocket, startRelay } from './relay-server.js';
+import { exotelChunker, openAgentSocket, startRelay } from './relay-server.js';
 
 const [agentUrl = '', apiKey = ''] = process.argv.slice(2);
 const VONAGE_FRAME_BYTES = 640;
-const EXOTEL_MIN_CHUNK_BYTES = 3_200;
 
 /** One carrier's media frames, as the relay reads and writes them. */
 interface Framing {
@@ -106,18 +105,14 @@ startRelay((carrier, carrierName) => {
   let queued: Buffer[] = [];
   let sid = '';
   /** Exotel: agent audio held until a chunk it plays without gaps. */
-  let held: Buffer[] = [];
-  let heldBytes = 0;
+  const chunker = exotelChunker();
   const exotel = framing === FRAMINGS.exotel;
 
   const toCarrier = (data: Buffer) => {
     if (exotel) {
-      held.push(data);
-      heldBytes += data.length;
-      if (heldBytes < EXOTEL_MIN_CHUNK_BYTES) return;
-      data = Buffer.concat(held);
-      held = [];
-      heldBytes = 0;
+      const chunk = chunker.add(data);
+      if (chunk === null) return;
+      data = chunk;
     }
     for (const frame of framing.audio(data, sid)) carrier.send(frame);
   };
@@ -132,8 +127,7 @@ startRelay((carrier, carrierName) => {
       if (isBinary) {
         toCarrier(data);
       } else if ((JSON.parse(data.toString('utf8')) as { type?: string }).type === 'UserStartedSpeaking') {
-        held = [];
-        heldBytes = 0;
+        chunker.drop();
         carrier.send(framing.clear(sid));
       }
     });

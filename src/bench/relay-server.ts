@@ -1,7 +1,7 @@
 // What the bench's relays (baseline-relay.ts, sample-relay.ts) share, all of it outside a call's
 // media path: each carrier's answer (a fixed TwiML, Plivo XML, Vonage NCCO or Exotel URL naming the
 // media stream; for Telnyx, which answers through its API, the few simulated-API reads the carrier
-// makes), the media WebSocket server, the agent socket's opening (auth header, a `Settings` in the
+// makes), the media WebSocket server, Exotel's chunking of agent audio, the agent socket's opening (auth header, a `Settings` in the
 // carrier's format) and the process's ready message. What each relay does per message is its own.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -156,4 +156,28 @@ export function openAgentSocket(
     onOpen(ws);
   });
   return ws;
+}
+
+/** Exotel plays agent audio without gaps only in chunks of at least this many bytes. */
+const EXOTEL_MIN_CHUNK_BYTES = 3_200;
+
+/** Agent audio held for Exotel until a whole chunk: `add` returns one once it is, `drop` on a barge-in. */
+export function exotelChunker(): { add(data: Buffer): Buffer | null; drop(): void } {
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  return {
+    add(data) {
+      held.push(data);
+      heldBytes += data.length;
+      if (heldBytes < EXOTEL_MIN_CHUNK_BYTES) return null;
+      const chunk = Buffer.concat(held);
+      held = [];
+      heldBytes = 0;
+      return chunk;
+    },
+    drop() {
+      held = [];
+      heldBytes = 0;
+    },
+  };
 }

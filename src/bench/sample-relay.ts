@@ -17,11 +17,10 @@
 // Vonage sends binary audio and has no marks: for it this relay differs from the bare one only in
 // how its JSON is built. What it leaves out is what the bare relay leaves out.
 import WebSocket from 'ws';
-import { openAgentSocket, startRelay } from './relay-server.js';
+import { exotelChunker, openAgentSocket, startRelay } from './relay-server.js';
 
 const [agentUrl = '', apiKey = ''] = process.argv.slice(2);
 const VONAGE_FRAME_BYTES = 640;
-const EXOTEL_MIN_CHUNK_BYTES = 3_200;
 const MARK_NAME = 'responsePart';
 
 /** A carrier's text message as the samples type it: the union of the fields they read. */
@@ -89,8 +88,7 @@ startRelay((carrier, carrierName) => {
   /** Marks sent and not yet echoed: what of the reply the caller has not heard yet. */
   let markQueue: string[] = [];
   /** Exotel: agent audio held until a chunk it plays without gaps. */
-  let held: Buffer[] = [];
-  let heldBytes = 0;
+  const chunker = exotelChunker();
 
   const sendJson = (message: object) => carrier.send(JSON.stringify(message));
 
@@ -101,12 +99,9 @@ startRelay((carrier, carrierName) => {
       return;
     }
     if (exotel) {
-      held.push(data);
-      heldBytes += data.length;
-      if (heldBytes < EXOTEL_MIN_CHUNK_BYTES) return;
-      data = Buffer.concat(held);
-      held = [];
-      heldBytes = 0;
+      const chunk = chunker.add(data);
+      if (chunk === null) return;
+      data = chunk;
     }
     sendJson(framing.media(data.toString('base64'), sid));
     const mark = framing.mark(MARK_NAME, sid);
@@ -119,8 +114,7 @@ startRelay((carrier, carrierName) => {
   const onAgentText = (text: string) => {
     const message = JSON.parse(text) as { type?: string };
     if (message.type !== 'UserStartedSpeaking') return;
-    held = [];
-    heldBytes = 0;
+    chunker.drop();
     markQueue = [];
     sendJson(framing.clear(sid));
   };
