@@ -273,25 +273,23 @@ export class CallSession {
    * (Written out again rather than shared, so the per-frame path below stays one flat method.)
    */
   #takeHeldAudio(queue: AgentQueue): void {
-    queue.mapAudio((payload) => {
-      this.#audioCounts.upFrames++;
-      this.#audioCounts.upBytes += payload.length;
-      if (this.#audio.listening) this.#audio.callerFrame(payload, this.#clock.now());
-      this.#silence.agentSpeaking(this.#downlink.isPlaying());
-      this.#silence.callerAudio(payload);
-      return this.#machine === null ? payload : this.#machine.screen(payload);
-    });
+    queue.mapAudio((payload) => this.#heard(payload));
   }
 
   /** A caller frame: on every 20 ms of every call, so nothing here allocates. */
   onCallerAudio(payload: Buffer): void {
+    // The session alone writes to the agent; an answering machine only says what it hears.
+    this.#link.sendAudio(this.#heard(payload));
+  }
+
+  /** A caller frame counted, heard by the listeners and the silence monitor; what the agent gets. */
+  #heard(payload: Buffer): Buffer {
     this.#audioCounts.upFrames++;
     this.#audioCounts.upBytes += payload.length;
     if (this.#audio.listening) this.#audio.callerFrame(payload, this.#clock.now());
     this.#silence.agentSpeaking(this.#downlink.isPlaying());
     this.#silence.callerAudio(payload);
-    // The session alone writes to the agent; an answering machine only says what it hears.
-    this.#link.sendAudio(this.#machine === null ? payload : this.#machine.screen(payload));
+    return this.#machine === null ? payload : this.#machine.screen(payload);
   }
 
   /**
