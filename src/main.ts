@@ -253,13 +253,16 @@ closeWithGrace(
   },
 );
 
+// Loaded before listening: nothing may come between the server answering and its keys being written,
+// or a client that saw it answer could look for keys not there yet.
+const simulationKeysFile =
+  simulatedCarrierApi && simulationKeys ? await import('./sim/carrier/simulation-keys-file.js') : null;
 // The socket bound at the start is the one served: no other process can take the port meanwhile.
 await app.listen(portClaim.listenOptions());
-if (simulatedCarrierApi && simulationKeys) {
+if (simulationKeysFile && simulationKeys) {
   // `callbridge call` on this machine signs with the simulation's keys, as the carrier would. Written
   // now the port is ours, under its number: another server on this DATA_DIR has a file of its own.
-  const { writeSimulationKeys } = await import('./sim/carrier/simulation-keys-file.js');
-  writeSimulationKeys(config.dataDir, portClaim.port, simulationKeys, carriersWithoutApi);
+  simulationKeysFile.writeSimulationKeys(config.dataDir, portClaim.port, simulationKeys, carriersWithoutApi);
 }
 gateway.startDrainer();
 if (analysis) {
